@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading and writing Huawei Ascend package file names (facts reference section 1).
+
+The spelling rules are irregular and each one matters when a playbook has to find the
+right file in a download directory: driver names spell x86 as ``x86-64`` while CANN
+and the docker runtime spell it ``x86_64``, firmware names carry no architecture at
+all, CANN kernels up to 8.0.RC2 end in ``_linux.run``, and the A3 kernels package has
+its own ``Atlas-A3-`` prefix.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
+
+COMPONENTS = (
+    'driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'nnae', 'nnrt',
+    'docker-runtime', 'driver-hotpatch',
+)
+CHIPS = ('910', '910b', '310p', '310b', 'A3')
+
+# Components whose file names name a chip, and those that never do.
+_CHIP_COMPONENTS = ('driver', 'firmware', 'kernels', 'ops', 'driver-hotpatch')
+_SOC_COMPONENTS = ('driver', 'firmware')
+_SOC_CHIP = '310b'
+
+_CHIP_BY_LOWER = dict((chip.lower(), chip) for chip in CHIPS)
+_ARCH_ALIASES = {
+    'x86_64': 'x86_64', 'x86-64': 'x86_64', 'amd64': 'x86_64',
+    'aarch64': 'aarch64', 'arm64': 'aarch64',
+}
+
+_CHIP = r'(?P<chip>910b|910|310p|310b|a3)'
+_VERSION = r'(?P<version>[0-9][0-9A-Za-z.-]*)'
+_ARCH = r'(?P<arch>x86_64|x86-64|aarch64)'
+
+_PATTERNS = (
+    ('driver-hotpatch', re.compile(
+        r'^Ascend-hdk-' + _CHIP + r'-npu-driver_' + _VERSION + r'_(?P<patch>sph[0-9]+)_linux\.run$', re.I)),
+    ('driver', re.compile(
+        r'^Ascend-hdk-' + _CHIP + r'-npu-driver(?P<soc>-soc)?_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('firmware', re.compile(
+        r'^Ascend-hdk-' + _CHIP + r'-npu-firmware(?P<soc>-soc)?_' + _VERSION + r'\.run$', re.I)),
+    ('kernels', re.compile(
+        r'^Atlas-(?P<chip>A3)-cann-kernels_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('kernels', re.compile(
+        r'^Ascend-cann-kernels-' + _CHIP + r'_' + _VERSION + r'_linux(?:-' + _ARCH + r')?\.run$', re.I)),
+    ('ops', re.compile(
+        r'^Ascend-cann-' + _CHIP + r'-ops_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('toolkit', re.compile(r'^Ascend-cann-toolkit_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('nnae', re.compile(r'^Ascend-cann-nnae_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('nnrt', re.compile(r'^Ascend-cann-nnrt_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('nnal', re.compile(r'^Ascend-cann-nnal_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('docker-runtime', re.compile(r'^Ascend-docker-runtime_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+)
+
+
+def normalize_arch(arch):
+    """Return ``x86_64`` or ``aarch64`` for any spelling Huawei or Debian uses; ValueError otherwise."""
+    try:
+        return _ARCH_ALIASES[str(arch).strip().lower()]
+    except KeyError:
+        raise ValueError('unsupported architecture %r (expected x86_64 or aarch64)' % (arch,))
+
+
+def normalize_chip(chip):
+    """Return the chip as it is spelled in file names (``910b``, ``A3``...); ValueError otherwise."""
+    try:
+        return _CHIP_BY_LOWER[str(chip).strip().lower()]
+    except KeyError:
+        raise ValueError('unknown Ascend chip %r (expected one of %s)' % (chip, ', '.join(CHIPS)))
+
+
+def parse_package_name(filename):
+    """Describe a Huawei ``.run`` package from its file name (a path is accepted).
+
+    Returns ``{component, chip, version, arch, soc, filename, patch}``; ``patch`` is
+    the hot-patch id (``sph001``) for driver hot patches and None otherwise.
+    """
+    if not isinstance(filename, str) or not filename.strip():
+        raise ValueError('not a Huawei package file name: %r' % (filename,))
+    basename = os.path.basename(filename.strip())
+    if not basename.lower().endswith('.run'):
+        raise ValueError('%s is not a Huawei Ascend package: the name does not end in .run' % basename)
+    for component, pattern in _PATTERNS:
+        match = pattern.match(basename)
+        if not match:
+            continue
+        fields = match.groupdict()
+        version = fields['version']
+        try:
+            parse_version(version)
+        except ValueError as error:
+            raise ValueError('%s has an unreadable version: %s' % (basename, error))
+        chip = normalize_chip(fields['chip']) if fields.get('chip') else None
+        soc = bool(fields.get('soc'))
+        if soc and chip != _SOC_CHIP:
+            raise ValueError('%s is not a Huawei Ascend package: only 310b packages come as -soc variants'
+                             % basename)
+        return {
+            'component': component,
+            'chip': chip,
+            'version': version,
+            'arch': normalize_arch(fields['arch']) if fields.get('arch') else None,
+            'soc': soc,
+            'filename': basename,
+            'patch': fields.get('patch'),
+        }
+    raise ValueError('%s is not a Huawei Ascend package name this collection knows '
+                     '(see the package table in the facts reference)' % basename)
+
+
+def package_file_name(component, chip, version, arch, soc=False, patch=None):
+    """Return the exact file name Huawei gives a package; inverse of parse_package_name.
+
+    ``arch`` may be written ``x86_64``, ``x86-64``, ``amd64``, ``aarch64`` or ``arm64``;
+    it is ignored for firmware and driver hot patches, whose names carry none. For
+    kernels, ``arch=None`` gives the pre-8.0.RC2 ``_linux.run`` name. ``patch`` (e.g.
+    ``sph001``) is required for ``driver-hotpatch``.
+    """
+    if component not in COMPONENTS:
+        raise ValueError('unknown package component %r (expected one of %s)' % (component, ', '.join(COMPONENTS)))
+    version = str(version).strip()
+    parse_version(version)
+
+    if component in _CHIP_COMPONENTS:
+        if chip is None:
+            raise ValueError('a %s package name needs a chip' % component)
+        chip = normalize_chip(chip)
+    elif chip is not None:
+        raise ValueError('%s package names carry no chip, got %r' % (component, chip))
+
+    if soc and (component not in _SOC_COMPONENTS or chip != _SOC_CHIP):
+        raise ValueError('only 310b driver and firmware packages come as -soc variants')
+    soc_suffix = '-soc' if soc else ''
+
+    if component == 'firmware':
+        return 'Ascend-hdk-%s-npu-firmware%s_%s.run' % (chip, soc_suffix, version)
+    if component == 'driver-hotpatch':
+        if not patch or not re.match(r'^sph[0-9]+$', str(patch), re.I):
+            raise ValueError('a driver hot patch name needs patch like sph001, got %r' % (patch,))
+        return 'Ascend-hdk-%s-npu-driver_%s_%s_linux.run' % (chip, version, patch)
+
+    if arch is None:
+        if component == 'kernels' and chip != 'A3':
+            return 'Ascend-cann-kernels-%s_%s_linux.run' % (chip, version)
+        raise ValueError('a %s package name needs an architecture' % component)
+    arch = normalize_arch(arch)
+
+    if component == 'driver':
+        return 'Ascend-hdk-%s-npu-driver%s_%s_linux-%s.run' % (
+            chip, soc_suffix, version, 'x86-64' if arch == 'x86_64' else arch)
+    if component == 'kernels':
+        if chip == 'A3':
+            return 'Atlas-A3-cann-kernels_%s_linux-%s.run' % (version, arch)
+        return 'Ascend-cann-kernels-%s_%s_linux-%s.run' % (chip, version, arch)
+    if component == 'ops':
+        return 'Ascend-cann-%s-ops_%s_linux-%s.run' % (chip, version, arch)
+    if component == 'docker-runtime':
+        return 'Ascend-docker-runtime_%s_linux-%s.run' % (version, arch)
+    return 'Ascend-cann-%s_%s_linux-%s.run' % (component, version, arch)

@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+"""Make the repository importable as ``ansible_collections.npu.ascend`` for the unit tests.
+
+The collection is used exactly as Ansible ships it: through the
+``.cache/collections/ansible_collections/npu/ascend -> <repo>`` symlink described in
+docs/development.md, so module_utils imports in the tests resolve the same way they
+do on a node.
+"""
+
+import os
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLECTIONS_ROOT = os.path.join(REPO_ROOT, '.cache', 'collections')
+NAMESPACE_DIR = os.path.join(COLLECTIONS_ROOT, 'ansible_collections', 'npu')
+COLLECTION_LINK = os.path.join(NAMESPACE_DIR, 'ascend')
+SAMPLES_DIR = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'samples')
+SYNTHETIC_DIR = os.path.join(REPO_ROOT, 'tests', 'unit', 'fixtures')
+
+
+def _ensure_collection_link():
+    os.makedirs(NAMESPACE_DIR, exist_ok=True)
+    if os.path.islink(COLLECTION_LINK) and os.path.realpath(COLLECTION_LINK) == os.path.realpath(REPO_ROOT):
+        return
+    try:
+        os.symlink(REPO_ROOT, COLLECTION_LINK)
+    except FileExistsError:
+        # Another process (make, a parallel test run) may have created it meanwhile.
+        if os.path.realpath(COLLECTION_LINK) != os.path.realpath(REPO_ROOT):
+            raise RuntimeError('%s exists but does not point at %s' % (COLLECTION_LINK, REPO_ROOT))
+
+
+def _make_importable():
+    _ensure_collection_link()
+    if COLLECTIONS_ROOT not in sys.path:
+        sys.path.insert(0, COLLECTIONS_ROOT)
+    import ansible_collections
+    ours = os.path.join(COLLECTIONS_ROOT, 'ansible_collections')
+    # The `ansible` package installs its own ansible_collections directory; when that one is
+    # a regular package it would hide ours, so add our directory to its search path.
+    if ours not in list(ansible_collections.__path__) and isinstance(ansible_collections.__path__, list):
+        ansible_collections.__path__.insert(0, ours)
+
+
+_make_importable()
+
+
+def read_text(path):
+    with open(path, encoding='utf-8') as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def sample():
+    """Return the text of a sample under tests/fixtures/samples (e.g. ``sample('npu-smi/x.txt')``)."""
+    return lambda relative: read_text(os.path.join(SAMPLES_DIR, relative))
+
+
+@pytest.fixture
+def synthetic():
+    """Return the text of a synthetic fixture under tests/unit/fixtures."""
+    return lambda relative: read_text(os.path.join(SYNTHETIC_DIR, relative))
