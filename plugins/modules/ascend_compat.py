@@ -1,0 +1,243 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: ascend_compat
+short_description: Check that an Ascend driver, firmware and CANN stack fit together
+version_added: 1.0.0
+author: npu.ascend contributors
+description:
+  - Checks the desired stack (from the controller) together with what the node has against the
+    collection's compatibility matrix, a list of rows from public Huawei, torch_npu, MindSpore and
+    MindCluster sources (see C(plugins/module_utils/compat.py) for what a row means).
+  - Also checks the ranges the driver and the firmware declare for each other (C(compatible_version_fw)
+    and C(compatible_version_drv) in their version.info) when they are known.
+  - Fails naming the conflicting pair, the versions it has, and the versions that would fit. Changes
+    nothing; runs in check mode.
+options:
+  stack:
+    description:
+      - The desired versions. Keys C(cann), C(driver), C(firmware), C(torch_npu), C(mindspore),
+        C(mindcluster), C(os), C(chip_family), C(product), C(compatible_version_fw),
+        C(compatible_version_drv); missing or null keys are not checked (or come from the node, see
+        O(use_installed)).
+    type: dict
+    default: {}
+  use_installed:
+    description:
+      - Fill the keys the stack leaves out from the node. C(cann) from the installed toolkit, C(driver) and
+        C(firmware) from their version files, C(chip_family) and C(product) from the PCI devices, C(os) from
+        C(/etc/os-release).
+      - The driver's C(compatible_version_fw) and the firmware's C(compatible_version_drv) are taken from the
+        node only when the installed version is the one the stack asks for.
+    type: bool
+    default: true
+  install_path:
+    description:
+      - Install path of the Ascend packages on the node.
+    type: path
+    default: /usr/local/Ascend
+  extra_rows:
+    description:
+      - More matrix rows, in the same shape as the built-in ones (C(source), C(chip_families), C(cann),
+        C(driver), C(firmware) and so on).
+    type: list
+    elements: dict
+    default: []
+  replace_rows:
+    description:
+      - Use only O(extra_rows) and ignore the built-in matrix.
+    type: bool
+    default: false
+  fail_on_conflict:
+    description:
+      - Fail when there is a conflict. With V(false) the conflicts are only returned.
+    type: bool
+    default: true
+notes:
+  - Supports check mode.
+seealso:
+  - module: npu.ascend.ascend_facts
+'''
+
+EXAMPLES = r'''
+- name: Preflight, the versions the play will install must fit the node
+  npu.ascend.ascend_compat:
+    stack:
+      cann: 8.2.RC1
+      driver: 25.0.rc1.1
+      firmware: 7.7.0.1.231
+
+- name: Allow a pairing a vendor confirmed for us
+  npu.ascend.ascend_compat:
+    stack:
+      cann: 8.3.RC1
+      driver: 25.2.1
+    extra_rows:
+      - source: vendor support ticket 12345
+        cann: 8.3.RC1
+        driver: 25.2.x
+'''
+
+RETURN = r'''
+ok:
+  description: True when no conflict was found.
+  returned: always
+  type: bool
+stack:
+  description: The stack that was checked (the desired one plus what came from the node).
+  returned: always
+  type: dict
+  sample: {cann: 8.2.RC1, driver: 25.0.rc1.1, firmware: 7.7.0.1.231, chip_family: 910b}
+conflicts:
+  description: One entry per conflict.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - pair: [cann, driver]
+      have: {cann: 8.2.RC1, driver: 24.1.rc2}
+      fits: [25.0.rc1.1.x, 25.2.0.x]
+      source: "Ascend documentation: CANN and HDK download table (Atlas A2 910B, Atlas 310P)"
+checked:
+  description: The pairs some row or declared range spoke about.
+  returned: always
+  type: list
+  elements: list
+unchecked:
+  description: Stack components no applicable row or range speaks about (neither fit nor conflict is known).
+  returned: always
+  type: list
+  elements: str
+'''
+
+import os
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import compat
+from ansible_collections.npu.ascend.plugins.module_utils import pci
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+
+SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
+OS_RELEASE = '/etc/os-release'
+
+
+def read_os_release(path=OS_RELEASE):
+    values = {}
+    try:
+        with open(path, 'r') as handle:
+            for line in handle:
+                if '=' in line:
+                    key, value = line.strip().split('=', 1)
+                    values[key] = value.strip().strip('"\'')
+    except (IOError, OSError):
+        return None
+    name = values.get('NAME') or values.get('ID')
+    if not name:
+        return None
+    return ' '.join(part for part in (name, values.get('VERSION_ID') or values.get('VERSION')) if part)
+
+
+def read_pci_identity():
+    try:
+        addresses = sorted(os.listdir(SYSFS_PCI_DEVICES))
+    except OSError:
+        return None, None
+    devices = []
+    for address in addresses:
+        files = {}
+        for name in ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class'):
+            try:
+                with open(os.path.join(SYSFS_PCI_DEVICES, address, name), 'r') as handle:
+                    files[name] = handle.read()
+            except (IOError, OSError):
+                files[name] = None
+        try:
+            devices.append(pci.parse_sysfs_device(address, files))
+        except ValueError:
+            continue
+    npus = pci.npu_devices(devices)
+    families = sorted(set(device['chip_family'] for device in npus if device.get('chip_family')))
+    products = sorted(set(device['product'] for device in npus if device.get('product')))
+    return (families[0] if families else None), (products[0] if products else None)
+
+
+def _same_version(a, b):
+    try:
+        return compare_versions(a, b) == 0
+    except ValueError:
+        return False
+
+
+def node_stack(desired, install_path):
+    """Fill what ``desired`` leaves out from the node."""
+    stack = dict((key, value) for key, value in desired.items() if value not in (None, ''))
+    installed = runfile.read_all_installed(install_path, platform.machine(), runfile.read_install_record())
+    sources = {'cann': installed.get('toolkit'), 'driver': installed.get('driver'),
+               'firmware': installed.get('firmware')}
+    for key, entry in sources.items():
+        if key not in stack and entry:
+            stack[key] = entry['version']
+    ranges = (('driver', 'compatible_version_fw'), ('firmware', 'compatible_version_drv'))
+    for component, range_key in ranges:
+        entry = installed.get(component)
+        if range_key in stack or not entry or not entry.get(range_key):
+            continue
+        # The installed file describes the installed version only; a planned upgrade has other ranges.
+        if component in stack and _same_version(stack[component], entry['version']):
+            stack[range_key] = entry[range_key]
+    if 'chip_family' not in stack or 'product' not in stack:
+        family, product = read_pci_identity()
+        if 'chip_family' not in stack and family:
+            stack['chip_family'] = family
+        if 'product' not in stack and product:
+            stack['product'] = product
+    if 'os' not in stack:
+        os_name = read_os_release()
+        if os_name:
+            stack['os'] = os_name
+    return stack
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            stack=dict(type='dict', default={}),
+            use_installed=dict(type='bool', default=True),
+            install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
+            extra_rows=dict(type='list', elements='dict', default=[]),
+            replace_rows=dict(type='bool', default=False),
+            fail_on_conflict=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    unknown = sorted(set(params['stack']) - set(compat.STACK_FIELDS))
+    if unknown:
+        module.fail_json(msg='unknown stack keys %s (known: %s)' % (', '.join(unknown), ', '.join(compat.STACK_FIELDS)))
+    desired = dict((key, str(value) if value is not None else None) for key, value in params['stack'].items())
+    stack = node_stack(desired, params['install_path']) if params['use_installed'] else dict(
+        (key, value) for key, value in desired.items() if value not in (None, ''))
+    try:
+        report = compat.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'])
+    except ValueError as error:
+        module.fail_json(msg='cannot check the stack: %s' % error, stack=stack)
+    result = dict(changed=False, stack=stack, **report)
+    if not report['ok'] and params['fail_on_conflict']:
+        module.fail_json(msg='incompatible Ascend stack: %s' % compat.describe_conflicts(report['conflicts']),
+                         **result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

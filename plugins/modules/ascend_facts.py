@@ -1,0 +1,287 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: ascend_facts
+short_description: Gather facts about Huawei Ascend NPUs and their installed software
+version_added: 1.0.0
+author: npu.ascend contributors
+description:
+  - Finds the Ascend NPUs on the PCI bus (vendor C(19e5)) from C(/sys/bus/pci/devices), falling back
+    to C(lspci -vmm -nn) when sysfs cannot be read.
+  - Reads what Huawei's packages record on disk (driver, firmware, CANN toolkit, kernels or ops, NNAL,
+    Ascend Docker Runtime), the install record C(/etc/ascend_install.info), the present device nodes
+    and where C(npu-smi) is.
+  - Reports whether a reboot asked for by an installer is still pending. Huawei leaves no marker for
+    that, so M(npu.ascend.ascend_runfile) writes C(/var/lib/npu_ascend/reboot-required.json) when an
+    installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
+    the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
+    while that tag is the current boot's.
+  - Read-only; runs in check mode.
+options:
+  install_path:
+    description:
+      - Where the Ascend packages are installed (their C(--install-path)).
+    type: path
+    default: /usr/local/Ascend
+notes:
+  - Supports check mode.
+seealso:
+  - module: npu.ascend.npu_smi_info
+  - module: npu.ascend.ascend_runfile
+'''
+
+EXAMPLES = r'''
+- name: Gather Ascend facts
+  npu.ascend.ascend_facts:
+
+- name: Fail early on a node without NPUs
+  ansible.builtin.assert:
+    that: ansible_facts.ascend.npu_count > 0
+    fail_msg: No Ascend NPU found on the PCI bus
+
+- name: Show the installed driver
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.ascend.installed.driver.version | default('not installed') }}"
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: dict
+  contains:
+    ascend:
+      description: Everything found about the Ascend hardware and software of the node.
+      type: dict
+      returned: always
+      contains:
+        arch:
+          description: Machine architecture (C(x86_64) or C(aarch64)).
+          type: str
+          sample: aarch64
+        pci_devices:
+          description: The Ascend NPU PCI functions, each with address, ids, chip family and product.
+          type: list
+          elements: dict
+          sample:
+            - address: "0000:c1:00.0"
+              vendor_id: 19e5
+              device_id: d802
+              subsystem_vendor_id: 19e5
+              subsystem_device_id: "3002"
+              class_id: "1200"
+              revision: "20"
+              chip_family: 910b
+              product: Atlas 800I A2
+        pci_source:
+          description: Where the PCI devices were read from (C(sysfs), C(lspci) or C(none)).
+          type: str
+          sample: sysfs
+        npu_count:
+          description: Number of Ascend NPU PCI functions.
+          type: int
+          sample: 8
+        chip_family:
+          description: Chip family of the NPUs (C(910), C(910b), C(A3), C(310), C(310p), C(310b), C(A5)), or null.
+          type: str
+          sample: 910b
+        chip_families:
+          description: All chip families found (more than one is unusual).
+          type: list
+          elements: str
+        product:
+          description: Product name when the PCI subsystem id identifies it, else null.
+          type: str
+          sample: Atlas 800I A2
+        k8s_resource_name:
+          description: The extended resource Huawei's device plugin advertises for this chip family.
+          type: str
+          sample: huawei.com/Ascend910
+        accelerator_label:
+          description: Value of the C(accelerator) node label for this chip family.
+          type: str
+          sample: huawei-Ascend910
+        installed:
+          description:
+            - Per component (C(firmware), C(driver), C(toolkit), C(kernels), C(ops), C(nnal),
+              C(docker_runtime)) a dict with C(version), C(path), C(version_file), C(uninstall_script)
+              and what the version file adds (for example C(compatible_version_fw)), or null when not installed.
+          type: dict
+          sample:
+            driver:
+              version: 25.0.rc1.1
+              path: /usr/local/Ascend/driver
+              version_file: /usr/local/Ascend/driver/version.info
+              compatible_version_fw: "[7.0.0,7.7.99]"
+            toolkit: null
+        install_record:
+          description: The keys of C(/etc/ascend_install.info), or null when absent.
+          type: dict
+        device_nodes:
+          description: The Ascend device nodes present under C(/dev).
+          type: list
+          elements: str
+          sample: [/dev/davinci0, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc]
+        npu_smi_path:
+          description: Path of C(npu-smi), or null when it is not installed.
+          type: str
+          sample: /usr/local/sbin/npu-smi
+        reboot_pending:
+          description: True while a reboot an installer asked for has not happened yet.
+          type: bool
+        reboot_reasons:
+          description: The installs that asked for the pending reboot (component, version, recorded_at).
+          type: list
+          elements: dict
+        install_path:
+          description: The install path the facts were read from.
+          type: str
+          sample: /usr/local/Ascend
+'''
+
+import glob
+import os
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import pci
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+
+SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
+SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
+DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
+NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
+
+
+def _read(path):
+    with open(path, 'r') as handle:
+        return handle.read()
+
+
+def read_sysfs_devices(root=SYSFS_PCI_DEVICES):
+    """Return the parsed devices, or None when sysfs cannot be read at all."""
+    try:
+        addresses = sorted(os.listdir(root))
+    except OSError:
+        return None
+    devices = []
+    for address in addresses:
+        files = {}
+        for name in SYSFS_FILES:
+            try:
+                files[name] = _read(os.path.join(root, address, name))
+            except (IOError, OSError):
+                files[name] = None
+        if files['vendor'] is None or files['device'] is None:
+            continue
+        try:
+            devices.append(pci.parse_sysfs_device(address, files))
+        except ValueError:
+            continue
+    return devices
+
+
+def gather_pci(module):
+    devices = read_sysfs_devices(SYSFS_PCI_DEVICES)
+    if devices is not None:
+        return pci.npu_devices(devices), 'sysfs'
+    lspci = module.get_bin_path('lspci')
+    if lspci:
+        rc, out, err = module.run_command([lspci, '-vmm', '-nn', '-D'],
+                                          environ_update={'LC_ALL': 'C', 'LANG': 'C'})
+        if rc == 0:
+            try:
+                return pci.npu_devices(pci.parse_lspci_vmm(out)), 'lspci'
+            except ValueError as error:
+                module.warn('cannot read lspci output: %s' % error)
+        else:
+            module.warn('lspci failed (rc=%s): %s' % (rc, err.strip()))
+    return [], 'none'
+
+
+def find_npu_smi(module):
+    return module.get_bin_path('npu-smi', opt_dirs=NPU_SMI_DIRS)
+
+
+def device_nodes():
+    found = []
+    for pattern in DEVICE_NODE_PATTERNS:
+        found.extend(sorted(glob.glob(pattern)))
+    return found
+
+
+def reboot_state():
+    try:
+        boot = runfile.read_current_boot()
+    except ValueError:
+        return False, []
+    try:
+        marker = runfile.parse_reboot_marker(_read(runfile.REBOOT_MARKER_PATH))
+    except (IOError, OSError):
+        marker = None
+    return runfile.reboot_pending(marker, boot)
+
+
+def _family_facts(devices):
+    families = sorted(set(device['chip_family'] for device in devices if device.get('chip_family')))
+    products = sorted(set(device['product'] for device in devices if device.get('product')))
+    chip_family = families[0] if families else None
+    resource = label = None
+    if chip_family:
+        try:
+            resource = pci.k8s_resource_name(chip_family)
+            label = pci.accelerator_label(chip_family)
+        except ValueError:
+            pass
+    return {
+        'chip_family': chip_family,
+        'chip_families': families,
+        'product': products[0] if products else None,
+        'k8s_resource_name': resource,
+        'accelerator_label': label,
+    }
+
+
+def gather(module, install_path):
+    arch = platform.machine()
+    devices, source = gather_pci(module)
+    record = runfile.read_install_record()
+    pending, reasons = reboot_state()
+    facts = {
+        'arch': arch,
+        'install_path': install_path,
+        'pci_devices': devices,
+        'pci_source': source,
+        'npu_count': len(devices),
+        'installed': runfile.read_all_installed(install_path, arch, record),
+        'install_record': record,
+        'device_nodes': device_nodes(),
+        'npu_smi_path': find_npu_smi(module),
+        'reboot_pending': pending,
+        'reboot_reasons': reasons,
+    }
+    facts.update(_family_facts(devices))
+    return facts
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
+        ),
+        supports_check_mode=True,
+    )
+    facts = gather(module, module.params['install_path'])
+    module.exit_json(changed=False, ansible_facts={'ascend': facts})
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,465 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: ascend_runfile
+short_description: Install, upgrade or uninstall one Huawei Ascend .run package idempotently
+version_added: 1.0.0
+author: npu.ascend contributors
+description:
+  - Installs, upgrades or uninstalls one Huawei Ascend C(.run) package (NPU driver, NPU firmware, CANN
+    toolkit, CANN kernels, CANN ops, NNAL, Ascend Docker Runtime) that is already on the node.
+  - The package version comes from the file name (Huawei's names are authoritative); the installed
+    version from the files each component writes (the same ones M(npu.ascend.ascend_facts) reads).
+    Equal versions do nothing, a newer package upgrades, an older one is refused unless
+    O(allow_downgrade=true).
+  - Before running anything the module verifies O(checksum) and then the archive itself with
+    C(<src> --check).
+  - Runs the installers the way Huawei's deployer does (C(--nox11 --full --quiet --install-for-all) for a
+    fresh driver, C(--upgrade) over an existing one, C(--install)/C(--upgrade) for CANN), answers C(y) on
+    stdin to EULA and confirmation prompts, and treats exit codes 0 and 2 as success for driver and
+    firmware.
+  - Reads the installer's output. C(Reboot needed) (and the firmware's C(Reboot now or after driver
+    installation)) is the only signal that a reboot is needed; the module returns it as
+    RV(reboot_required) and records it in C(/var/lib/npu_ascend/reboot-required.json) with the current
+    boot, which M(npu.ascend.ascend_facts) turns into C(reboot_pending). A failure is reported with the
+    installer's own error line and the fix.
+  - After the run the installed version is read again and must equal the package version.
+options:
+  src:
+    description:
+      - Path of the C(.run) file on the node. It must be executable.
+      - Required with O(state=present). With O(state=absent) it is used for the C(--uninstall) of CANN
+        packages and the docker runtime when it exists.
+    type: path
+  state:
+    description:
+      - V(present) installs or upgrades to the package's version, V(absent) uninstalls the component
+        (whatever version is installed).
+    type: str
+    choices: [present, absent]
+    default: present
+  component:
+    description:
+      - The component; derived from the O(src) file name when omitted. When both are given they must agree.
+    type: str
+    choices: [driver, firmware, toolkit, kernels, ops, nnal, docker-runtime]
+  checksum:
+    description:
+      - Expected SHA-256 of O(src) (hex, optionally prefixed C(sha256:)). Verified before anything else.
+    type: str
+  install_path:
+    description:
+      - Install path of the packages (C(--install-path)). The default is not passed to the installer.
+    type: path
+    default: /usr/local/Ascend
+  install_for_all:
+    description:
+      - Pass C(--install-for-all) so that users other than the installing one can use the component.
+      - Defaults to true for the driver and the CANN packages, which accept it; the firmware and the docker
+        runtime ignore it. The SoC (310B) driver rejects it, so true is an error there.
+    type: bool
+  extra_args:
+    description:
+      - More installer arguments, appended to every run of the C(.run) file (for example
+        C(--install-scene=containerd) for the docker runtime). Not passed to uninstall scripts.
+    type: list
+    elements: str
+    default: []
+  allow_downgrade:
+    description:
+      - Install a package older than the installed version instead of failing.
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds each installer run may take before it is killed (through C(timeout)); no limit when omitted.
+    type: int
+notes:
+  - Supports check mode (decides and returns the commands it would run, runs nothing) and diff mode
+    (the installed version before and after).
+  - Must run as root (C(become=true)).
+seealso:
+  - module: npu.ascend.ascend_facts
+'''
+
+EXAMPLES = r'''
+- name: Install or upgrade the NPU driver
+  npu.ascend.ascend_runfile:
+    src: /opt/ascend/Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run
+    checksum: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+  register: driver
+
+- name: Reboot when the installer asked for it
+  ansible.builtin.reboot:
+  when: driver.reboot_required
+
+- name: Install the docker runtime for containerd
+  npu.ascend.ascend_runfile:
+    src: /opt/ascend/Ascend-docker-runtime_7.3.0_linux-x86_64.run
+    extra_args:
+      - --install-scene=containerd
+
+- name: Remove the CANN toolkit
+  npu.ascend.ascend_runfile:
+    component: toolkit
+    state: absent
+'''
+
+RETURN = r'''
+component:
+  description: The component handled.
+  returned: always
+  type: str
+  sample: driver
+action:
+  description: What was (or in check mode would be) done, V(install), V(upgrade), V(uninstall) or V(none).
+  returned: always
+  type: str
+  sample: upgrade
+reason:
+  description: Why that action was chosen.
+  returned: always
+  type: str
+package_version:
+  description: Version of the package, from its file name; null with O(state=absent) and no O(src).
+  returned: always
+  type: str
+  sample: 25.0.rc1.1
+version_before:
+  description: Installed version before the run, null when not installed.
+  returned: always
+  type: str
+  sample: 24.1.rc2
+version_after:
+  description: Installed version read from disk after the run (in check mode, the expected one).
+  returned: always
+  type: str
+  sample: 25.0.rc1.1
+reboot_required:
+  description: True when the installer said a reboot is needed for the change to take effect.
+  returned: always
+  type: bool
+cmd:
+  description: The (last) installer argv run, or that would be run in check mode; empty when nothing to do.
+  returned: always
+  type: list
+  elements: str
+  sample: [/opt/ascend/Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run, --nox11, --upgrade, --quiet]
+commands:
+  description: Every argv run or planned, in order (kernels and ops upgrade with uninstall then install).
+  returned: always
+  type: list
+  elements: list
+rc:
+  description: Exit code of the last installer run; null when nothing ran.
+  returned: always
+  type: int
+stdout_lines:
+  description: Output of the installer runs.
+  returned: always
+  type: list
+  elements: str
+log_tail:
+  description:
+    - The last 20 lines of the installer's log (the C(LogFile) it names, else
+      C(/var/log/ascend_seclog/ascend_install.log) or the newest log under C(/var/log/ascend_seclog)).
+  returned: always
+  type: list
+  elements: str
+'''
+
+import hashlib
+import os
+import platform
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+
+ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
+# Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
+PROMPT_ANSWERS = 'y\ny\ny\ny\n'
+TIMEOUT_RC = 124
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, 'rb') as handle:
+        for block in iter(lambda: handle.read(1024 * 1024), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def expected_checksum(text):
+    value = text.strip().lower()
+    if value.startswith('sha256:'):
+        value = value[len('sha256:'):]
+    if len(value) != 64 or any(char not in '0123456789abcdef' for char in value):
+        raise ValueError('checksum must be a SHA-256 hex digest (64 characters), got %r' % text)
+    return value
+
+
+def machine_arch():
+    machine = platform.machine().lower()
+    return {'amd64': 'x86_64', 'arm64': 'aarch64'}.get(machine, machine)
+
+
+def log_tail_for(component, output, started_at):
+    named = runfile.log_file_from_output(output)
+    candidates = [named] if named else []
+    if component in runfile.HDK_COMPONENTS:
+        candidates.append(runfile.INSTALL_LOG_PATH)
+    else:
+        # CANN installers write their own log under the same directory; take what changed during the run.
+        try:
+            logs = [os.path.join(runfile.INSTALL_LOG_DIR, name) for name in os.listdir(runfile.INSTALL_LOG_DIR)]
+        except OSError:
+            logs = []
+        fresh = [path for path in logs if path.endswith('.log') and os.path.getmtime(path) >= started_at - 1]
+        candidates.extend(sorted(fresh, key=os.path.getmtime, reverse=True))
+    for path in candidates:
+        try:
+            with open(path, 'r') as handle:
+                return runfile.log_tail(handle.read())
+        except (IOError, OSError):
+            continue
+    return []
+
+
+class Runner(object):
+    def __init__(self, module, component):
+        self.module = module
+        self.component = component
+        self.result = {
+            'changed': False, 'component': component, 'action': 'none', 'reason': '',
+            'package_version': None, 'version_before': None, 'version_after': None,
+            'reboot_required': False, 'cmd': [], 'commands': [], 'rc': None,
+            'stdout_lines': [], 'log_tail': [],
+        }
+        self.output = ''
+        self.started_at = time.time()
+
+    def fail(self, msg, **extra):
+        self.result.update(extra)
+        self.result['msg'] = msg
+        if self.output:
+            self.result['log_tail'] = log_tail_for(self.component, self.output, self.started_at)
+        self.module.fail_json(**self.result)
+
+    def run(self, argv, timeout=None):
+        command = list(argv)
+        if timeout:
+            command = ['timeout', '--kill-after=30', str(timeout)] + command
+        rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
+                                               environ_update=ENVIRONMENT)
+        text = out + (('\n' + err) if err.strip() else '')
+        self.output += text + '\n'
+        self.result['stdout_lines'].extend(text.splitlines())
+        self.result['rc'] = rc
+        self.result['cmd'] = list(argv)
+        if timeout and rc == TIMEOUT_RC:
+            self.fail('%s %s timed out after %s seconds: %s' % (self.component, self.result['action'], timeout,
+                                                                ' '.join(argv)))
+        return rc, text
+
+
+def record_reboot(module, component, version):
+    try:
+        boot = runfile.read_current_boot()
+    except ValueError as error:
+        module.warn('cannot tell the current boot, the reboot request is not recorded: %s' % error)
+        return
+    marker = None
+    try:
+        with open(runfile.REBOOT_MARKER_PATH, 'r') as handle:
+            marker = runfile.parse_reboot_marker(handle.read())
+    except (IOError, OSError):
+        pass
+    recorded_at = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    updated = runfile.add_reboot_reason(marker or {}, boot, component, version, recorded_at)
+    directory = os.path.dirname(runfile.REBOOT_MARKER_PATH)
+    try:
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        temporary = runfile.REBOOT_MARKER_PATH + '.tmp'
+        with open(temporary, 'w') as handle:
+            handle.write(module.jsonify(updated))
+        os.rename(temporary, runfile.REBOOT_MARKER_PATH)
+    except (IOError, OSError) as error:
+        module.warn('cannot record the pending reboot in %s: %s' % (runfile.REBOOT_MARKER_PATH, error))
+
+
+def describe_package(module, src, component):
+    try:
+        package = parse_package_name(os.path.basename(src))
+    except ValueError as error:
+        if component:
+            module.fail_json(msg='cannot read the version from the file name: %s' % error)
+        module.fail_json(msg='%s; set component, and name the file as Huawei does' % error)
+    if package['component'] not in runfile.MANAGED_COMPONENTS:
+        module.fail_json(msg='%s is a %s package, which this module does not manage (managed: %s)'
+                         % (package['filename'], package['component'], ', '.join(runfile.MANAGED_COMPONENTS)))
+    if component and component != package['component']:
+        module.fail_json(msg='component is %s but %s is a %s package' % (component, package['filename'],
+                                                                          package['component']))
+    return package
+
+
+def resolve_install_for_all(module, component, soc):
+    requested = module.params['install_for_all']
+    supported = runfile.supports_install_for_all(component, soc)
+    if requested is None:
+        return supported
+    if requested and component == 'driver' and soc:
+        module.fail_json(msg='the SoC driver package rejects --install-for-all; set install_for_all=false')
+    if requested and not supported:
+        module.warn('install_for_all is ignored: the %s installer has no --install-for-all' % component)
+        return False
+    return requested
+
+
+def verify_src(module, src, state):
+    if not src:
+        return False
+    exists = os.path.isfile(src)
+    if not exists:
+        if state == 'present':
+            module.fail_json(msg='src %s does not exist on the node; copy the package there first' % src)
+        if module.params['checksum']:
+            module.fail_json(msg='checksum is given but src %s does not exist on the node' % src)
+        return False
+    if module.params['checksum']:
+        try:
+            expected = expected_checksum(module.params['checksum'])
+        except ValueError as error:
+            module.fail_json(msg=str(error))
+        actual = sha256_of(src)
+        if actual != expected:
+            module.fail_json(msg='checksum mismatch for %s: expected sha256 %s, actual %s; the file is damaged '
+                                 'or not the one meant' % (src, expected, actual),
+                             expected_checksum=expected, actual_checksum=actual)
+    return True
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            src=dict(type='path'),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            component=dict(type='str', choices=list(runfile.MANAGED_COMPONENTS)),
+            checksum=dict(type='str'),
+            install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
+            install_for_all=dict(type='bool'),
+            extra_args=dict(type='list', elements='str', default=[]),
+            allow_downgrade=dict(type='bool', default=False),
+            timeout=dict(type='int'),
+        ),
+        required_if=[('state', 'present', ('src',))],
+        required_one_of=[('src', 'component')],
+        supports_check_mode=True,
+    )
+    params = module.params
+    src, state, install_path = params['src'], params['state'], params['install_path']
+
+    src_exists = verify_src(module, src, state)
+    package = describe_package(module, src, params['component']) if src else None
+    component = package['component'] if package else params['component']
+    runner = Runner(module, component)
+    result = runner.result
+    package_version = package['version'] if package else None
+    result['package_version'] = package_version
+
+    arch = machine_arch()
+    if package and package.get('arch') and state == 'present' and package['arch'] != arch:
+        runner.fail('%s is built for %s but this node is %s' % (package['filename'], package['arch'], arch))
+    soc = bool(package and package.get('soc'))
+    install_for_all = resolve_install_for_all(module, component, soc)
+
+    record = runfile.read_install_record()
+    installed = runfile.read_all_installed(install_path, arch, record)
+    entry = installed[runfile.FACT_KEYS[component]]
+    version_before = entry['version'] if entry else None
+    result['version_before'] = version_before
+
+    plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'])
+    result['action'], result['reason'] = plan['action'], plan['reason']
+    if plan['action'] == 'refuse':
+        runner.fail(plan['reason'])
+    if plan['action'] in ('install', 'upgrade'):
+        missing = runfile.check_prerequisites(component, package_version, installed)
+        if missing:
+            runner.fail(missing)
+
+    try:
+        commands = runfile.build_commands(
+            component, plan['action'], src=src if src_exists else None, install_path=install_path,
+            install_for_all=install_for_all, extra_args=params['extra_args'], soc=soc,
+            uninstall_script=entry['uninstall_script'] if entry else None)
+    except ValueError as error:
+        runner.fail(str(error))
+    result['commands'] = commands
+    result['cmd'] = commands[-1] if commands else []
+
+    expected_after = None if plan['action'] == 'uninstall' else (
+        package_version if plan['action'] in ('install', 'upgrade') else version_before)
+    result['version_after'] = expected_after
+    result['changed'] = bool(commands) and module.check_mode
+    if module._diff:
+        result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
+    if module.check_mode or not commands:
+        module.exit_json(**result)
+
+    if src_exists and plan['action'] in ('install', 'upgrade'):
+        if not os.access(src, os.X_OK):
+            runner.fail('%s is not executable; copy it with mode 0755' % src)
+        rc, text = runner.run([src, '--check'], params['timeout'])
+        problem = runfile.interpret_archive_check(rc, text)
+        if problem:
+            runner.fail('%s: %s. Fix: copy or download the package again and compare its sha256.'
+                        % (os.path.basename(src), problem))
+        result['stdout_lines'] = []
+        runner.output = ''
+
+    for index, argv in enumerate(commands):
+        step = plan['action']
+        if step == 'upgrade' and len(commands) > 1 and index < len(commands) - 1:
+            step = 'uninstall'
+        result['changed'] = True
+        rc, text = runner.run(argv, params['timeout'])
+        verdict = runfile.interpret_result(component, step, rc, text)
+        if not verdict['ok']:
+            runner.fail(verdict['message'], cause=verdict['cause'], fix=verdict['fix'])
+        if verdict['reboot_required']:
+            result['reboot_required'] = True
+
+    after = runfile.read_installed(component, install_path, arch, runfile.read_install_record())
+    version_after = after['version'] if after else None
+    result['version_after'] = version_after
+    if module._diff:
+        result['diff']['after'] = 'version: %s\n' % version_after
+    if plan['action'] == 'uninstall':
+        if version_after is not None:
+            runner.fail('the %s uninstall reported success but %s is still installed'
+                        % (component, version_after))
+    elif version_after is None or compare_versions(version_after, package_version) != 0:
+        runner.fail('the %s installer reported success but the installed version is now %s, not %s; see log_tail'
+                    % (component, version_after, package_version))
+
+    if result['reboot_required']:
+        record_reboot(module, component, version_after)
+    result['log_tail'] = log_tail_for(component, runner.output, runner.started_at)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

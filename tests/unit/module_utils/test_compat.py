@@ -1,0 +1,182 @@
+# -*- coding: utf-8 -*-
+"""Tests of the compatibility matrix logic (compat.py) and its data (compat_matrix.py)."""
+
+import pytest
+
+from ansible_collections.npu.ascend.plugins.module_utils import compat
+from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+
+
+def check(stack, extra_rows=None, replace_rows=False):
+    return compat.check_stack(stack, COMPAT_MATRIX, extra_rows, replace_rows)
+
+
+def pairs(report):
+    return [conflict['pair'] for conflict in report['conflicts']]
+
+
+def test_every_built_in_row_is_valid_and_names_its_source():
+    assert compat.effective_rows(COMPAT_MATRIX) == COMPAT_MATRIX
+    assert all(row['source'] for row in COMPAT_MATRIX)
+
+
+@pytest.mark.parametrize('version, spec, expected', [
+    ('25.3.rc1', '25.3.x', True),
+    ('25.3', '25.3.x', True),
+    ('25.30.0', '25.3.x', False),
+    ('25.5.2', ['25.3.x', '25.5.x'], True),
+    ('24.1.rc2.2', '24.1.rc2.x', True),
+    ('24.1.rc2', '24.1.RC2', True),
+    ('7.7.0.2.220', '>=7.7.0.1.231', True),
+    ('7.3.0.1.231', '>=7.7.0.1.231', False),
+    ('8.0.RC3', '>=8.0.RC1,<8.1', True),
+    ('8.1.RC1', '>=8.0.RC1,<8.1', False),
+])
+def test_version_satisfies(version, spec, expected):
+    assert compat.version_satisfies(version, spec) is expected
+
+
+def test_python_style_versions():
+    assert compat.version_satisfies('2.1.0.post3', '2.1.0.post3', 'torch_npu')
+    assert not compat.version_satisfies('2.1.0', '2.1.0.post3', 'torch_npu')
+    assert compat.version_satisfies('2.1.0.post3', '>2.1.0', 'torch_npu')
+    assert compat.version_satisfies('2.4.0.post2+git1234', '2.4.0.post2', 'torch_npu')
+
+
+def test_bad_constraints_are_rejected():
+    for spec in ('', '>=25.x', '>=not a version'):
+        with pytest.raises(ValueError):
+            compat.validate_spec(spec, 'driver')
+
+
+@pytest.mark.parametrize('os_text, spec, expected', [
+    ('openEuler 24.03 (LTS-SP1)', 'openeuler 24.03 sp1', True),
+    ('openEuler 24.03', 'openeuler 24.03 sp1', False),
+    ('Ubuntu 22.04', ['ubuntu 22.04', 'openeuler 22.03'], True),
+    ('Ubuntu 20.04', 'ubuntu 22.04', False),
+])
+def test_os_matches(os_text, spec, expected):
+    assert compat.os_matches(os_text, spec) is expected
+
+
+def test_download_table_pair_fits():
+    report = check({'cann': '8.2.RC1', 'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231', 'chip_family': '910b'})
+    assert report['ok'], report
+    assert ['cann', 'driver'] in report['checked'] and ['cann', 'firmware'] in report['checked']
+
+
+def test_the_other_pairing_for_the_same_cann_also_fits():
+    # The download table says 25.0.rc1.1, release notes say 25.2.0: sources are a union.
+    assert check({'cann': '8.2.RC1', 'driver': '25.2.0'})['ok']
+
+
+def test_cann_driver_conflict_lists_what_would_fit():
+    report = check({'cann': '8.2.RC1', 'driver': '24.1.rc2', 'chip_family': '910b'})
+    assert not report['ok']
+    conflict = report['conflicts'][0]
+    assert conflict['pair'] == ['cann', 'driver']
+    assert conflict['have'] == {'cann': '8.2.RC1', 'driver': '24.1.rc2'}
+    assert conflict['fits'] == ['25.0.rc1.1.x', '25.2.0.x']
+    assert 'download table' in conflict['source']
+
+
+def test_prefix_pairings():
+    assert check({'cann': '8.5.0', 'driver': '25.5.2'})['ok']
+    assert check({'cann': '8.5.0', 'driver': '25.3.rc1'})['ok']
+    assert pairs(check({'cann': '8.5.0', 'driver': '25.2.0'})) == [['cann', 'driver']]
+
+
+def test_driver_hotfix_of_the_paired_release_fits():
+    assert check({'cann': '8.0.RC3', 'driver': '24.1.rc2.2', 'chip_family': '310p'})['ok']
+
+
+def test_chip_specific_rows():
+    # CANN 7.0.0 pairs with 23.0.3 on 910B but 23.0.1 on 310P.
+    assert check({'cann': '7.0.0', 'driver': '23.0.1', 'chip_family': '310p'})['ok']
+    assert pairs(check({'cann': '7.0.0', 'driver': '23.0.1', 'chip_family': '910b'})) == [['cann', 'driver']]
+
+
+def test_unknown_pair_is_unchecked_not_a_conflict():
+    report = check({'cann': '8.3.RC1', 'driver': '25.2.0'})
+    assert report['ok']
+    assert report['unchecked'] == ['cann', 'driver']
+
+
+def test_torch_npu_needs_its_cann():
+    assert check({'torch_npu': '2.6.0', 'cann': '8.2.RC1'})['ok']
+    report = check({'torch_npu': '2.6.0', 'cann': '8.5.0'})
+    assert pairs(report) == [['torch_npu', 'cann']]
+    assert report['conflicts'][0]['fits'] == ['8.2.RC1']
+
+
+def test_mindspore_row_constrains_the_whole_hdk():
+    report = check({'mindspore': '2.3.1', 'cann': '8.0.RC2', 'driver': '24.1.rc2', 'firmware': '7.1.0.6.220'})
+    assert pairs(report) == [['cann', 'driver'], ['mindspore', 'firmware']]
+
+
+def test_os_minimums_apply_to_the_named_product_only():
+    stack = {'driver': '24.1.rc2', 'firmware': '7.3.0.1.231', 'os': 'openEuler 24.03 (LTS-SP1)',
+             'chip_family': '910b', 'product': 'Atlas 800I A2'}
+    assert pairs(check(stack)) == [['os', 'driver'], ['os', 'firmware']]
+    stack['product'] = 'Atlas 300T A2'
+    assert check(stack)['ok']
+    del stack['product']
+    assert check(stack)['ok']
+
+
+def test_a2_inference_floor():
+    report = check({'cann': '7.0.RC1', 'driver': '23.0.rc3', 'chip_family': '910b', 'product': 'Atlas 800I A2'})
+    assert ['product', 'cann'] in pairs(report) and ['product', 'driver'] in pairs(report)
+
+
+def test_driver_and_firmware_declared_ranges(sample):
+    stack = {'driver': '24.1.rc1', 'firmware': '7.7.0.1.231',
+             'compatible_version_fw': '[7.0.0,7.2.99]',
+             'compatible_version_drv': '[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]'}
+    report = check(stack)
+    assert pairs(report) == [['driver', 'firmware']]
+    assert report['conflicts'][0]['fits'] == ['[7.0.0,7.2.99]']
+    assert 'compatible_version_fw' in report['conflicts'][0]['source']
+    stack['driver'] = '25.0.rc1.1'
+    stack['compatible_version_fw'] = '[7.0.0,7.7.99]'
+    assert check(stack)['ok']
+    stack['driver'] = '25.3.rc1'
+    stack['compatible_version_fw'] = '[7.0.0,8.9.9]'
+    report = check(stack)
+    assert pairs(report) == [['driver', 'firmware']]
+    assert 'compatible_version_drv' in report['conflicts'][0]['source']
+
+
+def test_extra_rows_extend_and_replace_rows_replace():
+    stack = {'cann': '8.3.RC1', 'driver': '25.2.1'}
+    row = {'source': 'vendor ticket', 'cann': '8.3.RC1', 'driver': '25.3.x'}
+    assert pairs(check(stack, [row])) == [['cann', 'driver']]
+    row['driver'] = '25.2.x'
+    assert check(stack, [row])['ok']
+    # Replacing drops the built-in torch_npu rows, so this is no longer checked.
+    report = check({'torch_npu': '2.6.0', 'cann': '8.5.0'}, [row], replace_rows=True)
+    assert report['ok'] and report['checked'] == []
+
+
+@pytest.mark.parametrize('row, words', [
+    ({'cann': '8.3.RC1', 'driver': '25.2.x'}, 'source'),
+    ({'source': 's', 'cann': '8.3.RC1'}, 'requires nothing'),
+    ({'source': 's', 'cann': '8.3.RC1', 'drivr': '25.2.x'}, 'unknown fields'),
+    ({'source': 's', 'cann': '8.3.RC1', 'driver': '>=x.y'}, 'driver'),
+    ({'source': 's', 'key': 'os', 'driver': '25.2.x'}, 'no os constraint'),
+])
+def test_malformed_extra_rows_are_explained(row, words):
+    with pytest.raises(ValueError, match=words):
+        check({'cann': '8.3.RC1'}, [row])
+
+
+def test_unreadable_stack_version_is_an_error():
+    with pytest.raises(ValueError, match='stack driver'):
+        check({'driver': 'latest'})
+
+
+def test_describe_conflicts_is_one_sentence_per_conflict():
+    report = check({'cann': '8.2.RC1', 'driver': '24.1.rc2', 'torch_npu': '2.5.1'})
+    text = compat.describe_conflicts(report['conflicts'])
+    assert 'cann 8.2.RC1, driver 24.1.rc2' in text and 'torch_npu 2.5.1, cann 8.2.RC1' in text
+    assert '25.0.rc1.1.x or 25.2.0.x' in text

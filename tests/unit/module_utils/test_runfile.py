@@ -1,0 +1,318 @@
+# -*- coding: utf-8 -*-
+"""Tests of the install decisions, argv building and installer-output reading in runfile.py."""
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+
+DRIVER = '/pkg/Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run'
+FIRMWARE = '/pkg/Ascend-hdk-910b-npu-firmware_7.7.0.1.231.run'
+TOOLKIT = '/pkg/Ascend-cann-toolkit_8.2.RC1_linux-aarch64.run'
+KERNELS = '/pkg/Ascend-cann-kernels-910b_8.2.RC1_linux-aarch64.run'
+DOCKER = '/pkg/Ascend-docker-runtime_7.3.0_linux-aarch64.run'
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------- plan_action
+
+@pytest.mark.parametrize('installed, package, state, allow, action', [
+    (None, '25.0.rc1.1', 'present', False, 'install'),
+    ('25.0.rc1.1', '25.0.rc1.1', 'present', False, 'none'),
+    ('24.1.rc2', '25.0.rc1.1', 'present', False, 'upgrade'),
+    ('24.1.rc2', '24.1.0', 'present', False, 'upgrade'),
+    ('24.1.0', '24.1.rc2', 'present', False, 'refuse'),
+    ('24.1.0', '24.1.rc2', 'present', True, 'upgrade'),
+    ('8.1.RC1', '8.1.rc1', 'present', False, 'none'),
+    (None, '25.0.rc1.1', 'absent', False, 'none'),
+    ('24.1.0', '25.0.rc1.1', 'absent', False, 'uninstall'),
+])
+def test_plan_action(installed, package, state, allow, action):
+    plan = runfile.plan_action('driver', installed, package, state, allow)
+    assert plan['action'] == action
+    assert plan['reason']
+
+
+def test_refused_downgrade_names_both_versions_and_the_way_out():
+    reason = runfile.plan_action('toolkit', '8.2.RC1', '8.1.RC1', 'present', False)['reason']
+    assert '8.2.RC1' in reason and '8.1.RC1' in reason and 'allow_downgrade' in reason
+
+
+def test_plan_needs_package_version_for_present():
+    with pytest.raises(ValueError):
+        runfile.plan_action('driver', None, None, 'present', False)
+
+
+# ---------------------------------------------------------------- argv
+
+def test_fresh_driver_like_huaweis_deployer():
+    assert runfile.build_commands('driver', 'install', DRIVER) == [
+        [DRIVER, '--nox11', '--full', '--quiet', '--install-for-all']]
+
+
+def test_driver_upgrade_and_custom_path():
+    assert runfile.build_commands('driver', 'upgrade', DRIVER, install_path='/opt/Ascend', extra_args=['--x']) == [
+        [DRIVER, '--nox11', '--upgrade', '--quiet', '--install-path=/opt/Ascend', '--x']]
+
+
+def test_soc_driver_never_gets_install_for_all():
+    soc = '/pkg/Ascend-hdk-310b-npu-driver-soc_25.0.rc1.1_linux-aarch64.run'
+    assert runfile.build_commands('driver', 'install', soc, install_for_all=False, soc=True) == [
+        [soc, '--nox11', '--full', '--quiet']]
+    with pytest.raises(ValueError, match='install-for-all'):
+        runfile.build_commands('driver', 'install', soc, install_for_all=True, soc=True)
+
+
+def test_firmware_full_and_upgrade_without_install_for_all():
+    assert runfile.build_commands('firmware', 'install', FIRMWARE) == [[FIRMWARE, '--nox11', '--full', '--quiet']]
+    assert runfile.build_commands('firmware', 'upgrade', FIRMWARE) == [[FIRMWARE, '--nox11', '--upgrade', '--quiet']]
+
+
+def test_cann_install_and_upgrade():
+    assert runfile.build_commands('toolkit', 'install', TOOLKIT) == [
+        [TOOLKIT, '--nox11', '--install', '--quiet', '--install-for-all']]
+    assert runfile.build_commands('nnal', 'upgrade', '/p/n.run') == [['/p/n.run', '--nox11', '--upgrade', '--quiet']]
+
+
+def test_kernels_upgrade_is_uninstall_then_install():
+    commands = runfile.build_commands('kernels', 'upgrade', KERNELS)
+    assert commands == [[KERNELS, '--nox11', '--uninstall'],
+                        [KERNELS, '--nox11', '--install', '--quiet', '--install-for-all']]
+    assert not any('--upgrade' in argv for argv in commands)
+
+
+def test_docker_runtime_takes_install_scene_from_extra_args():
+    assert runfile.build_commands('docker-runtime', 'install', DOCKER, extra_args=['--install-scene=containerd']) == [
+        [DOCKER, '--nox11', '--install', '--install-scene=containerd']]
+    assert runfile.build_commands('docker-runtime', 'upgrade', DOCKER) == [[DOCKER, '--nox11', '--upgrade']]
+
+
+def test_uninstall_entry_points(tmp_path):
+    script = '/usr/local/Ascend/driver/script/uninstall.sh'
+    assert runfile.build_commands('driver', 'uninstall', DRIVER, uninstall_script=script) == [[script]]
+    with pytest.raises(ValueError, match='uninstall script'):
+        runfile.build_commands('firmware', 'uninstall', FIRMWARE)
+    package = write(tmp_path / 'Ascend-cann-toolkit_8.2.RC1_linux-aarch64.run', '#!/bin/sh\n')
+    assert runfile.build_commands('toolkit', 'uninstall', str(package), uninstall_script='/x/uninstall.sh') == [
+        [str(package), '--nox11', '--uninstall']]
+    # Without the package file the installed script is the way out.
+    assert runfile.build_commands('toolkit', 'uninstall', str(tmp_path / 'gone.run'),
+                                  uninstall_script='/x/uninstall.sh') == [['/x/uninstall.sh']]
+    with pytest.raises(ValueError):
+        runfile.build_commands('toolkit', 'uninstall', None)
+
+
+def test_nothing_to_run_for_none_and_unknown_component():
+    assert runfile.build_commands('driver', 'none', DRIVER) == []
+    with pytest.raises(ValueError):
+        runfile.build_commands('nnae', 'install', '/p/x.run')
+
+
+# ---------------------------------------------------------------- installer output
+
+@pytest.mark.parametrize('name, reboot', [
+    ('installer/driver_24.1.0_910_full-install-for-all.txt', True),
+    ('installer/driver_25.0.rc1.1_910b_full.txt', False),
+    ('installer/driver_25.0.rc1.1_310b-soc_full-over-23.0.rc3.txt', True),
+    ('installer/firmware_7.7.0.1.231_910b_full.txt', True),
+    ('installer/firmware_7.5.0.2.220_910_full.txt', True),
+    ('installer/firmware_7.1.0.3.220_uninstall_script.txt', False),
+    ('installer/driver_uninstall_script_force.txt', True),
+    ('installer/toolkit_8.1.RC1_install_summary_310b-soc.txt', False),
+    ('installer/kernels_310b_8.1.RC1_devel.txt', False),
+])
+def test_real_transcripts_succeed_with_the_right_reboot_answer(sample, name, reboot):
+    component = os.path.basename(name).split('_')[0]
+    result = runfile.interpret_result(component, 'install', 0, sample(name))
+    assert result['ok'], result
+    assert result['reboot_required'] is reboot
+    assert result['success_marker']
+
+
+def test_takes_effect_immediately_is_not_a_reboot(sample):
+    text = sample('installer/driver_25.0.rc1.1_910b_full.txt')
+    assert runfile.takes_effect_immediately(text)
+    assert not runfile.reboot_required(text)
+
+
+def test_exit_code_two_is_success_for_driver_only(sample):
+    text = sample('installer/driver_25.0.rc1.1_910b_full.txt')
+    assert runfile.interpret_result('driver', 'install', 2, text)['ok']
+    assert runfile.interpret_result('firmware', 'install', 2, sample('installer/firmware_7.7.0.1.231_910b_full.txt'))['ok']
+    assert not runfile.interpret_result('toolkit', 'install', 2, 'Toolkit: install success')['ok']
+    assert not runfile.interpret_result('driver', 'install', 1, text)['ok']
+
+
+@pytest.mark.parametrize('line, fix_words', [
+    ('[Driver] [2025-01-01 10:00:00] [ERROR]ERR_NO:0x0091;ERR_DES:HwHiAiUser not exists! Please add HwHiAiUser',
+     'useradd -g HwHiAiUser'),
+    ('[Driver] [2025-01-01 10:00:00] [ERROR]ERR_NO:0x0093;ERR_DES:do not have root permission, operation failed, '
+     'please use root permission!', 'become'),
+    ("[Driver] [2025-01-01 10:00:00] [ERROR]ERR_NO:0x0004;ERR_DES: Unrecognized parameters: --bogus. "
+     "Try './xxx.run --help' for more information.", 'extra_args'),
+    ('[Driver] [2025-01-01 10:00:00] [ERROR]The list of missing tools: lspci,ifconfig,', 'pciutils'),
+    ('[Driver] [2025-01-01 10:00:00] [ERROR]Dkms install failed, details in : var/log/ascend_seclog/'
+     'ascend_install.log.', 'linux-headers'),
+    ('Failed to install driver package, please retry after uninstall and reboot!', 'reboot'),
+    ('[WARNING]There is no chip matching the driver package.', 'another chip'),
+    ('[ERROR] failed, unsupported parameters: --bogus', 'extra_args'),
+])
+def test_failures_name_component_cause_and_fix(line, fix_words):
+    output = '[Driver] [2025-01-01 10:00:00] [INFO]Start time: 2025-01-01 10:00:00\n' + line + '\n'
+    result = runfile.interpret_result('driver', 'install', 1, output)
+    assert not result['ok'] and not result['reboot_required']
+    assert result['message'].startswith('driver install failed (rc=1): ')
+    assert result['cause'] == runfile.strip_log_prefix(line)
+    assert not result['cause'].startswith('[')
+    assert fix_words in result['fix']
+
+
+def test_err_no_code_is_reported():
+    failure = runfile.find_failure('[Firmware] [d] [ERROR]ERR_NO:0x0093;ERR_DES:do not have root permission')
+    assert failure['code'] == '0x0093'
+
+
+def test_failure_line_beats_a_success_exit_code():
+    result = runfile.interpret_result('driver', 'upgrade', 0, '[Driver] [x] [ERROR]Dkms install failed, details in : x')
+    assert not result['ok']
+
+
+def test_unknown_failure_quotes_the_last_line():
+    result = runfile.interpret_result('nnal', 'install', 3, 'starting\nsomething odd happened\n')
+    assert not result['ok']
+    assert result['cause'] == 'something odd happened'
+
+
+def test_archive_check(sample):
+    assert runfile.interpret_archive_check(0, sample('installer/driver_25.0.rc1.1_910b_check.txt')) is None
+    assert runfile.interpret_archive_check(0, sample('installer/firmware_7.7.0.1.231_910b_check.txt')) is None
+    broken = 'Verifying archive integrity...  Error in SHA256 checksums: abc is different from def\n'
+    assert 'is different from' in runfile.interpret_archive_check(1, broken)
+    assert runfile.interpret_archive_check(2, '') is not None
+
+
+def test_log_file_is_taken_from_the_output(sample):
+    text = sample('installer/firmware_7.7.0.1.231_910b_full.txt')
+    assert runfile.log_file_from_output(text) == '/var/log/ascend_seclog/ascend_install.log'
+    assert runfile.log_file_from_output('no log named') is None
+
+
+def test_log_tail_keeps_the_last_lines():
+    text = '\n'.join('line %d' % number for number in range(50))
+    assert runfile.log_tail(text) == ['line %d' % number for number in range(30, 50)]
+    assert runfile.log_tail('') == []
+
+
+# ---------------------------------------------------------------- reboot marker
+
+PID1_STAT = '1 (systemd (init)) S 0 1 1 0 -1 4194560 54087 1466911 96 1254 102 71 2178 1226 20 0 1 0 4242 173 2 ...'
+
+
+def test_pid1_start_time_counts_fields_after_the_command_name():
+    assert runfile.parse_pid1_start_time(PID1_STAT) == '4242'
+    with pytest.raises(ValueError):
+        runfile.parse_pid1_start_time('garbage')
+
+
+def test_reboot_marker_pends_until_the_boot_changes():
+    boot = runfile.current_boot('abc\n', PID1_STAT)
+    marker = runfile.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 't1')
+    marker = runfile.parse_reboot_marker(json.dumps(marker))
+    assert runfile.reboot_pending(marker, boot) == (True, [
+        {'component': 'driver', 'version': '25.0.rc1.1', 'recorded_at': 't1'}])
+    restarted_container = {'boot_id': 'abc', 'pid1_start_time': '9999'}
+    assert runfile.reboot_pending(marker, restarted_container) == (False, [])
+    rebooted_host = {'boot_id': 'def', 'pid1_start_time': '4242'}
+    assert runfile.reboot_pending(marker, rebooted_host)[0] is False
+
+
+def test_reboot_reasons_accumulate_within_a_boot_and_reset_after():
+    boot = {'boot_id': 'a', 'pid1_start_time': '1'}
+    marker = runfile.add_reboot_reason({}, boot, 'firmware', '7.7.0.1.231', 't1')
+    marker = runfile.add_reboot_reason(marker, boot, 'driver', '25.0.rc1.1', 't2')
+    assert [reason['component'] for reason in marker['reasons']] == ['firmware', 'driver']
+    later = {'boot_id': 'a', 'pid1_start_time': '2'}
+    marker = runfile.add_reboot_reason(marker, later, 'driver', '25.0.rc1.1', 't3')
+    assert [reason['component'] for reason in marker['reasons']] == ['driver']
+
+
+def test_damaged_marker_pends_nothing():
+    assert runfile.parse_reboot_marker('{not json') is None
+    assert runfile.reboot_pending(None, {'boot_id': 'a', 'pid1_start_time': '1'}) == (False, [])
+
+
+# ---------------------------------------------------------------- installed versions
+
+def make_tree(root, sample):
+    """An install path laid out as the contract table in docs/development.md says."""
+    write(root / 'driver' / 'version.info', sample('files/driver_version.info_25.0.rc1.1.txt'))
+    write(root / 'driver' / 'script' / 'uninstall.sh', '#!/bin/sh\n')
+    write(root / 'firmware' / 'version.info', sample('files/firmware_version.info_7.7.0.1.231.txt'))
+    toolkit = root / 'ascend-toolkit' / '8.2.RC1'
+    write(toolkit / 'aarch64-linux' / 'ascend_toolkit_install.info',
+          sample('files/ascend_toolkit_install.info_8.2.RC1_aarch64.txt'))
+    write(toolkit / 'opp_kernel' / 'version.info', sample('files/opp_kernel_version.info_8.2.RC1.txt'))
+    os.symlink('8.2.RC1', str(root / 'ascend-toolkit' / 'latest'))
+    write(root / 'nnal' / 'atb' / '8.2.RC1' / 'version.info', sample('files/nnal_atb_version.info_8.2.RC1.txt'))
+    os.symlink('8.2.RC1', str(root / 'nnal' / 'atb' / 'latest'))
+    write(root / 'Ascend-Docker-Runtime' / 'ascend_docker_runtime_install.info',
+          'version=v7.3.0\narch=aarch64\ninstall-scene=containerd\n')
+
+
+def test_read_all_installed_from_the_contract_paths(tmp_path, sample):
+    make_tree(tmp_path, sample)
+    installed = runfile.read_all_installed(str(tmp_path), 'aarch64')
+    assert sorted(installed) == ['docker_runtime', 'driver', 'firmware', 'kernels', 'nnal', 'ops', 'toolkit']
+    assert installed['driver']['version'] == '25.0.rc1.1'
+    assert installed['driver']['compatible_version_fw'] == '[7.0.0,7.7.99]'
+    assert installed['driver']['uninstall_script'] == str(tmp_path / 'driver' / 'script' / 'uninstall.sh')
+    assert installed['firmware']['version'] == '7.7.0.1.231'
+    assert installed['firmware']['uninstall_script'] is None
+    assert installed['toolkit']['version'] == '8.2.RC1'
+    assert installed['toolkit']['layout'] == 'ascend-toolkit'
+    assert installed['toolkit']['path'] == os.path.realpath(str(tmp_path / 'ascend-toolkit' / '8.2.RC1'))
+    assert installed['kernels']['version'] == '8.2.RC1'
+    assert installed['ops'] is None
+    assert installed['nnal']['version'] == '8.2.RC1'
+    assert installed['docker_runtime']['version'] == '7.3.0'
+    assert installed['docker_runtime']['install_scene'] == 'containerd'
+
+
+def test_cann_85_layout_and_ops(tmp_path, sample):
+    cann = tmp_path / 'cann-8.5.0'
+    write(cann / 'x86_64-linux' / 'ascend_toolkit_install.info',
+          sample('files/ascend_toolkit_install.info_8.5.0_aarch64.txt').replace('aarch64', 'x86_64'))
+    write(cann / 'opp_kernel' / 'version.info', 'Version=8.5.0.0.1\nversion_dir=8.5.0\n')
+    os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
+    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    assert installed['toolkit']['version'] == '8.5.0'
+    assert installed['toolkit']['layout'] == 'cann'
+    assert installed['ops']['version'] == '8.5.0'
+    assert installed['kernels'] is None
+
+
+def test_nothing_installed_and_damaged_files(tmp_path):
+    write(tmp_path / 'driver' / 'version.info', 'no version here\n')
+    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    assert all(value is None for value in installed.values())
+
+
+def test_driver_found_through_the_install_record(tmp_path, sample):
+    write(tmp_path / 'davinci' / 'driver' / 'version.info', sample('files/driver_version.info_24.1.rc1.txt'))
+    record = {'Driver_Install_Path_Param': str(tmp_path / 'davinci')}
+    found = runfile.read_installed('driver', str(tmp_path / 'Ascend'), 'aarch64', record)
+    assert found['version'] == '24.1.rc1'
+
+
+def test_kernels_and_ops_need_the_right_toolkit():
+    assert 'toolkit' in runfile.check_prerequisites('kernels', '8.2.RC1', {'toolkit': None})
+    assert runfile.check_prerequisites('kernels', '8.2.RC1', {'toolkit': {'version': '8.2.RC1'}}) is None
+    assert '8.5.0' in runfile.check_prerequisites('ops', '8.5.0', {'toolkit': {'version': '8.2.RC1'}})
+    assert runfile.check_prerequisites('driver', '25.0.rc1.1', {}) is None

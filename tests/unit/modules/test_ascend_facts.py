@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+"""Run ascend_facts against a sysfs-shaped directory and a temporary install path."""
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.modules import ascend_facts
+
+SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'files')
+
+
+def pci_function(root, address, device, subsystem_device, vendor='0x19e5', pci_class='0x120000'):
+    directory = root / address
+    directory.mkdir(parents=True)
+    for name, value in (('vendor', vendor), ('device', device), ('class', pci_class),
+                        ('subsystem_vendor', '0x19e5'), ('subsystem_device', subsystem_device),
+                        ('revision', '0x20')):
+        (directory / name).write_text(value + '\n')
+
+
+def run_module(capsys, args):
+    with patch_module_args(dict(args, _ansible_check_mode=True)):
+        with pytest.raises(SystemExit):
+            ascend_facts.main()
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    sysfs = tmp_path / 'sys'
+    pci_function(sysfs, '0000:c1:00.0', '0xd802', '0x3002')
+    pci_function(sysfs, '0000:c2:00.0', '0xd802', '0x3002')
+    pci_function(sysfs, '0000:00:1f.0', '0x1234', '0x0000', vendor='0x8086', pci_class='0x060100')
+    monkeypatch.setattr(ascend_facts, 'SYSFS_PCI_DEVICES', str(sysfs))
+    monkeypatch.setattr(runfile, 'REBOOT_MARKER_PATH', str(tmp_path / 'reboot-required.json'))
+    install_path = tmp_path / 'Ascend'
+    (install_path / 'driver').mkdir(parents=True)
+    with open(os.path.join(SAMPLES, 'driver_version.info_25.0.rc1.1.txt')) as handle:
+        (install_path / 'driver' / 'version.info').write_text(handle.read())
+    return {'tmp': tmp_path, 'install_path': str(install_path)}
+
+
+def test_facts_from_sysfs_and_version_files(node, capsys):
+    result = run_module(capsys, {'install_path': node['install_path']})
+    assert result['changed'] is False
+    facts = result['ansible_facts']['ascend']
+    assert facts['pci_source'] == 'sysfs'
+    assert facts['npu_count'] == 2
+    assert [device['address'] for device in facts['pci_devices']] == ['0000:c1:00.0', '0000:c2:00.0']
+    assert facts['chip_family'] == '910b' and facts['product'] == 'Atlas 800I A2'
+    assert facts['k8s_resource_name'] == 'huawei.com/Ascend910'
+    assert facts['installed']['driver']['version'] == '25.0.rc1.1'
+    assert facts['installed']['toolkit'] is None
+    assert facts['reboot_pending'] is False
+
+
+def test_reboot_pending_follows_the_marker(node, capsys):
+    boot = runfile.read_current_boot()
+    marker = runfile.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 'now')
+    with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
+        json.dump(marker, handle)
+    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    assert facts['reboot_pending'] is True
+    assert facts['reboot_reasons'][0]['component'] == 'driver'
+    marker['pid1_start_time'] = 'an earlier boot'
+    with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
+        json.dump(marker, handle)
+    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    assert facts['reboot_pending'] is False
+
+
+def test_lspci_fallback_when_sysfs_is_unreadable(node, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(ascend_facts, 'SYSFS_PCI_DEVICES', str(tmp_path / 'missing'))
+    lspci = tmp_path / 'bin' / 'lspci'
+    lspci.parent.mkdir()
+    lspci.write_text('#!/bin/sh\nprintf "Slot:\\t0000:01:00.0\\nClass:\\tProcessing accelerators [1200]\\n'
+                     'Vendor:\\tHuawei Technologies Co., Ltd. [19e5]\\nDevice:\\tDevice [d500]\\n'
+                     'SVendor:\\tHuawei Technologies Co., Ltd. [19e5]\\nSDevice:\\tDevice [0110]\\nRev:\\t23\\n\\n"\n')
+    lspci.chmod(0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (lspci.parent, os.environ['PATH']))
+    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    assert facts['pci_source'] == 'lspci'
+    assert facts['npu_count'] == 1 and facts['chip_family'] == '310p' and facts['product'] == 'Atlas 300I Duo'

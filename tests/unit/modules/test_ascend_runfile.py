@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+"""Run the ascend_runfile module against a small stand-in installer in a temporary install path."""
+
+import hashlib
+import json
+import os
+import platform
+import stat
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
+
+ARCH = platform.machine()
+DRIVER_ARCH = 'x86-64' if ARCH == 'x86_64' else ARCH
+
+# Behaves like the driver installer as far as this module cares: --check, --full/--upgrade
+# writing driver/version.info under --install-path, the reboot line, and a failure mode.
+INSTALLER = r'''#!/bin/bash
+echo "$@" >> "$(dirname "$0")/calls.log"
+path=/usr/local/Ascend
+for arg in "$@"; do case "$arg" in --install-path=*) path="${arg#--install-path=}";; esac; done
+case " $* " in
+  *" --check "*) echo "Verifying archive integrity...  100%   SHA256 checksums are OK. All good."; exit 0;;
+esac
+if [ -f "$(dirname "$0")/fail" ]; then
+  echo "[Driver] [2025-01-01 10:00:00] [ERROR]ERR_NO:0x0091;ERR_DES:HwHiAiUser not exists! Please add HwHiAiUser"
+  exit 1
+fi
+read -r answer
+mkdir -p "$path/driver/script"
+printf 'Version=%s\ncompatible_version_fw=[7.0.0,7.7.99]\n' "${WRITE_VERSION:-@VERSION@}" > "$path/driver/version.info"
+echo "[Driver] [2025-01-01 10:00:00] [INFO]LogFile: $(dirname "$0")/install.log"
+echo "[Driver] [2025-01-01 10:00:01] [INFO]Driver package installed successfully! Reboot needed for installation/upgrade to take effect!"
+echo "answered $answer" > "$(dirname "$0")/install.log"
+exit 2
+'''
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    monkeypatch.setattr(runfile, 'REBOOT_MARKER_PATH', str(tmp_path / 'state' / 'reboot-required.json'))
+    packages = tmp_path / 'packages'
+    packages.mkdir()
+    install_path = tmp_path / 'Ascend'
+
+    def make_driver(version):
+        path = packages / ('Ascend-hdk-910b-npu-driver_%s_linux-%s.run' % (version, DRIVER_ARCH))
+        path.write_text(INSTALLER.replace('@VERSION@', version))
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        return str(path)
+
+    return {'tmp': tmp_path, 'packages': packages, 'install_path': str(install_path), 'make_driver': make_driver}
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    args = dict(args, _ansible_diff=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            ascend_runfile.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def calls(node):
+    log = node['packages'] / 'calls.log'
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_fresh_install_upgrade_and_idempotence(node, capsys):
+    src = node['make_driver']('24.1.rc2')
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert result['changed'] and result['action'] == 'install'
+    assert result['version_before'] is None and result['version_after'] == '24.1.rc2'
+    assert result['rc'] == 2
+    assert result['reboot_required'] is True
+    assert result['cmd'] == [src, '--nox11', '--full', '--quiet', '--install-for-all',
+                             '--install-path=%s' % node['install_path']]
+    assert result['log_tail'] == ['answered y']
+    assert result['diff'] == {'before': 'version: None\n', 'after': 'version: 24.1.rc2\n'}
+    assert calls(node) == ['--check', ' '.join(result['cmd'][1:])]
+
+    marker = json.loads(open(runfile.REBOOT_MARKER_PATH).read())
+    assert marker['reasons'][0]['component'] == 'driver'
+    assert runfile.reboot_pending(marker, runfile.read_current_boot())[0] is True
+
+    again = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert not again['changed'] and again['action'] == 'none' and again['cmd'] == []
+    assert len(calls(node)) == 2
+
+    newer = node['make_driver']('25.0.rc1.1')
+    upgraded = run_module(capsys, {'src': newer, 'install_path': node['install_path']})
+    assert upgraded['action'] == 'upgrade' and upgraded['version_after'] == '25.0.rc1.1'
+    assert upgraded['cmd'][1:3] == ['--nox11', '--upgrade']
+
+
+def test_check_mode_runs_nothing(node, capsys):
+    src = node['make_driver']('25.0.rc1.1')
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']}, check_mode=True)
+    assert result['changed'] and result['action'] == 'install'
+    assert result['cmd'][:3] == [src, '--nox11', '--full']
+    assert result['version_after'] == '25.0.rc1.1'
+    assert calls(node) == []
+    assert not os.path.exists(os.path.join(node['install_path'], 'driver'))
+
+
+def test_downgrade_is_refused_unless_allowed(node, capsys):
+    run_module(capsys, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
+    older = node['make_driver']('24.1.rc2')
+    refused = run_module(capsys, {'src': older, 'install_path': node['install_path']})
+    assert refused['failed'] and 'allow_downgrade' in refused['msg']
+    allowed = run_module(capsys, {'src': older, 'install_path': node['install_path'], 'allow_downgrade': True})
+    assert allowed['changed'] and allowed['version_after'] == '24.1.rc2'
+
+
+def test_checksum_is_verified_first(node, capsys):
+    src = node['make_driver']('25.0.rc1.1')
+    actual = hashlib.sha256(open(src, 'rb').read()).hexdigest()
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path'], 'checksum': '0' * 64})
+    assert result['failed'] and actual in result['msg'] and '0' * 64 in result['msg']
+    assert calls(node) == []
+    good = run_module(capsys, {'src': src, 'install_path': node['install_path'], 'checksum': 'sha256:' + actual},
+                      check_mode=True)
+    assert good['changed']
+
+
+def test_installer_failure_names_cause_and_fix(node, capsys):
+    src = node['make_driver']('25.0.rc1.1')
+    (node['packages'] / 'fail').write_text('')
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert result['failed'] and result['rc'] == 1
+    assert result['msg'].startswith('driver install failed (rc=1): ERR_NO:0x0091')
+    assert 'useradd' in result['fix']
+    assert not os.path.exists(runfile.REBOOT_MARKER_PATH)
+
+
+def test_success_without_the_version_on_disk_fails(node, capsys, monkeypatch):
+    src = node['make_driver']('25.0.rc1.1')
+    monkeypatch.setenv('WRITE_VERSION', '24.1.rc1')
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert result['failed'] and '24.1.rc1' in result['msg'] and '25.0.rc1.1' in result['msg']
+
+
+def test_component_must_agree_with_the_file_name(node, capsys):
+    src = node['make_driver']('25.0.rc1.1')
+    result = run_module(capsys, {'src': src, 'component': 'firmware', 'install_path': node['install_path']})
+    assert result['failed'] and 'driver package' in result['msg']
+
+
+def test_absent_uses_the_installed_uninstall_script(node, capsys):
+    run_module(capsys, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
+    script = os.path.join(node['install_path'], 'driver', 'script', 'uninstall.sh')
+    with open(script, 'w') as handle:
+        handle.write('#!/bin/sh\nrm -f "$(dirname "$0")/../version.info"\n'
+                     'echo "[INFO]Driver package uninstalled successfully! Reboot needed for uninstallation to take effect!"\n')
+    os.chmod(script, 0o755)
+    planned = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']},
+                         check_mode=True)
+    assert planned['changed'] and planned['cmd'] == [script]
+    removed = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
+    assert removed['changed'] and removed['version_before'] == '25.0.rc1.1' and removed['version_after'] is None
+    assert removed['reboot_required'] is True
+    gone = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
+    assert not gone['changed'] and gone['action'] == 'none'
