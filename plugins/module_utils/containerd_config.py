@@ -1,0 +1,509 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Register (and unregister) an OCI runtime in a containerd ``config.toml``, kept free of Ansible.
+
+The edit is made on a ``tomlkit`` document, so every byte the edit does not own (comments, key
+order, blank lines, quoting, indentation) is written back as it was read.
+
+Where the runtime goes depends on the config's top-level ``version`` (facts reference section 8):
+
+* 1 -> ``plugins.cri``, 2 -> ``plugins."io.containerd.grpc.v1.cri"``,
+  3 (containerd 2.x) -> ``plugins."io.containerd.cri.v1.runtime"``;
+* a file *without* ``version`` is read by containerd as version 1 (checked against the real
+  containerd 1.6, 1.7 and 2.x: tables under ``io.containerd.grpc.v1.cri`` in such a file are
+  ignored), so it is edited as version 1. Huawei's installer writes the version 2 table there,
+  which containerd never reads.
+
+The runtime table ``<cri>.containerd.runtimes.<name>`` is a copy of the ``runc`` runtime table
+(so ``runtime_type``, ``options.SystemdCgroup`` and the rest follow the node's own settings), with
+``options.BinaryName`` pointing at the wrapper binary. Without a ``runc`` table Huawei's defaults
+apply: ``runtime_type = "io.containerd.runc.v2"`` and ``options.SystemdCgroup = true``.
+
+``add_runtime`` returns, beside the new text, a *record* of what it changed (JSON-serialisable):
+whether it created the runtime table, which parent tables it created, and the previous value of
+``default_runtime_name`` in its original TOML spelling. ``remove_runtime`` uses the record to undo
+exactly that: the previous default comes back with its quoting and comment, and only tables the
+record says were created (and that are empty again) are pruned. Without a record it does what
+Huawei's uninstall does: delete the runtime table and reset a default naming it to ``runc``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+import traceback
+
+try:
+    from collections.abc import MutableMapping
+except ImportError:  # pragma: no cover - Python 2 only, which modules here do not support
+    MutableMapping = dict
+
+try:
+    import tomlkit
+    from tomlkit.exceptions import ParseError as TomlParseError
+    from tomlkit.items import Whitespace as TomlWhitespace
+    TOMLKIT_IMPORT_ERROR = None
+except ImportError:  # the module reports it with missing_required_lib
+    tomlkit = None
+    TomlParseError = None
+    TomlWhitespace = None
+    TOMLKIT_IMPORT_ERROR = traceback.format_exc()
+
+CRI_PLUGIN_BY_VERSION = {
+    1: 'cri',
+    2: 'io.containerd.grpc.v1.cri',
+    3: 'io.containerd.cri.v1.runtime',
+}
+# containerd treats a config without `version` as version 1.
+VERSION_WHEN_MISSING = 1
+DEFAULT_RUNTIME_TYPE = 'io.containerd.runc.v2'
+# What Huawei's uninstall sets `default_runtime_name` back to when nothing better is known.
+FALLBACK_DEFAULT_RUNTIME = 'runc'
+TEMPLATE_RUNTIME = 'runc'
+DEFAULT_INDENT_STEP = '  '
+STATE_FILE_SUFFIX = '.npu_ascend.json'
+
+
+class TomlkitMissingError(ImportError):
+    """tomlkit is not importable on this node."""
+
+
+class ContainerdConfigError(ValueError):
+    """The config cannot be edited safely: not TOML, unknown version, or a key of the wrong type."""
+
+
+def require_tomlkit():
+    if tomlkit is None:
+        raise TomlkitMissingError('the Python library tomlkit is required to edit containerd configs')
+
+
+def state_file_path(config_path):
+    """Where the records of one config live: a hidden file beside it.
+
+    The name does not end in ``.toml``, so an ``imports = ["conf.d/*.toml"]`` glob never loads it.
+    """
+    directory, base = os.path.split(config_path)
+    return os.path.join(directory, '.' + base + STATE_FILE_SUFFIX)
+
+
+def minimal_config(version):
+    """Text of a config holding nothing but its version, the start of a drop-in file."""
+    if version not in CRI_PLUGIN_BY_VERSION:
+        raise ContainerdConfigError('unsupported containerd config version %r (known: 1, 2, 3)' % (version,))
+    return 'version = %d\n\n' % version
+
+
+def parse_config(text):
+    require_tomlkit()
+    try:
+        return tomlkit.parse(text)
+    except TomlParseError as error:
+        # tomlkit's message already ends with "at line L col C".
+        raise ContainerdConfigError('not valid TOML: %s' % error)
+
+
+def config_version(document):
+    """The version containerd will read the document as: 1, 2 or 3."""
+    if 'version' not in document:
+        return VERSION_WHEN_MISSING
+    version = _plain(document['version'])
+    if isinstance(version, bool) or version not in CRI_PLUGIN_BY_VERSION:
+        raise ContainerdConfigError('unsupported containerd config version %r (known: 1, 2, 3)' % (version,))
+    return version
+
+
+def cri_plugin(version):
+    return CRI_PLUGIN_BY_VERSION[version]
+
+
+def describe(text):
+    """Version and CRI plugin table of a config text, as ``(version, plugin)``."""
+    version = config_version(parse_config(text))
+    return version, cri_plugin(version)
+
+
+def _plain(value):
+    unwrap = getattr(value, 'unwrap', None)
+    return unwrap() if unwrap is not None else value
+
+
+def _is_table(value):
+    return isinstance(value, MutableMapping)
+
+
+def _dotted(path):
+    return '.'.join(path)
+
+
+def _table_at(document, path):
+    """The table at ``path``, or None when some part is missing; a non-table on the way is an error."""
+    current = document
+    for depth, key in enumerate(path):
+        if key not in current:
+            return None
+        current = current[key]
+        if not _is_table(current):
+            raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(path[:depth + 1]), type(_plain(current)).__name__))
+    return current
+
+
+def _header_indent(table):
+    trivia = getattr(table, 'trivia', None)
+    return trivia.indent if trivia is not None else ''
+
+
+def _value_indent(table):
+    """Indentation of the first plain key of a table, None when it has none."""
+    for key in list(table.keys()):
+        item = table[key]
+        if not _is_table(item) and hasattr(item, 'trivia'):
+            return item.trivia.indent
+    return None
+
+
+def _indent_step(document, path):
+    """The document's indentation per table level, read off the deepest header along ``path``.
+
+    ``containerd config default`` indents a header by two spaces per level below ``[plugins]``;
+    hand-written configs usually indent nothing. New tables follow whichever the document does;
+    a document with no header along the path (a new drop-in file) gets no indentation.
+    """
+    deepest = None
+    for depth in range(1, len(path) + 1):
+        table = _table_at(document, path[:depth])
+        if table is None:
+            break
+        if not _is_super_table(table):
+            deepest = (depth, _header_indent(table))
+    if deepest is None or deepest[0] < 2 or not deepest[1].strip(' \t') == '':
+        return ''
+    depth, indent = deepest
+    step_width = len(indent) // (depth - 1)
+    step = indent[:step_width]
+    return step if step * (depth - 1) == indent else ''
+
+
+def _is_super_table(table):
+    """True for a table that has no header of its own in the text (only its sub-tables do)."""
+    is_super = getattr(table, 'is_super_table', None)
+    if is_super is None:
+        # An out-of-order table (split across the file) always has headers of its own.
+        return False
+    return is_super() if callable(is_super) else bool(is_super)
+
+
+def _ends_with_blank_line(table):
+    body = getattr(getattr(table, 'value', None), 'body', None) or []
+    if not body:
+        return False
+    last = body[-1][1]
+    if _is_table(last):
+        return _ends_with_blank_line(last)
+    return TomlWhitespace is not None and isinstance(last, TomlWhitespace) and '\n' in last.as_string()
+
+
+def _ensure_table(document, path, created, indent_step, indents, headed=()):
+    """Return the table at ``path``, creating missing ones; created paths are appended to ``created``.
+
+    A created table prints no header of its own (it only holds the tables below it) unless its
+    depth is in ``headed``: the ``containerd`` table gets one when a plain key goes into it.
+    """
+    current = document
+    for depth, key in enumerate(path):
+        if key in current:
+            current = current[key]
+            if not _is_table(current):
+                raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(path[:depth + 1]), type(_plain(current)).__name__))
+            continue
+        # Intermediate tables only exist to hold the leaf, so they print no header of their own.
+        current[key] = tomlkit.table(is_super_table=depth not in headed)
+        current = current[key]
+        indents.append((current, indent_step * depth, None))
+        created.append(list(path[:depth + 1]))
+    return current
+
+
+def _build_table(values, blank_line_after):
+    """A new tomlkit table holding ``values`` (plain Python), nested tables after plain keys.
+
+    Indentation is set afterwards by ``_set_indents``: tomlkit adds a parent's indentation to
+    whatever a child is given when it is attached.
+    """
+    table = tomlkit.table()
+    scalars = [(k, v) for k, v in values.items() if not isinstance(v, dict)]
+    tables = [(k, v) for k, v in values.items() if isinstance(v, dict)]
+    for key, value in scalars:
+        table.add(key, tomlkit.item(value))
+    if blank_line_after and scalars:
+        table.add(tomlkit.nl())
+    for key, value in tables:
+        table.add(key, _build_table(value, blank_line_after))
+    return table
+
+
+def _set_indent(item, indent):
+    """Give an attached item exactly ``indent``.
+
+    tomlkit puts a line break in front of a new table whose predecessor has no blank line after
+    it. Once written and read back, that line break belongs to the *preceding* table, so removing
+    our table later would leave it behind. New tables are therefore written without it: a file
+    that separates its tables by nothing gets ours the same way (``add_runtime`` makes sure the
+    text ends with a line break first).
+    """
+    item.trivia.indent = indent
+
+
+def _set_indents(table, header_indent, key_step, table_step):
+    _set_indent(table, header_indent)
+    for key, item in table.value.body:
+        if key is None or not hasattr(item, 'trivia'):
+            continue
+        if _is_table(item):
+            _set_indents(item, header_indent + table_step, key_step, table_step)
+        else:
+            _set_indent(item, header_indent + key_step)
+
+
+def _steps_of(template, indent_step):
+    """``(key_step, table_step)``: how far the template runtime indents its keys and its options table."""
+    header = _header_indent(template)
+    key_step = table_step = indent_step
+    key_indent = _value_indent(template)
+    if key_indent is not None and key_indent.startswith(header):
+        key_step = key_indent[len(header):]
+    options = template.get('options')
+    if _is_table(options) and _header_indent(options).startswith(header):
+        table_step = _header_indent(options)[len(header):]
+    return key_step, table_step
+
+
+def _set_value(table, key, value, indent):
+    """Set a plain key, keeping the old item's indentation and comment when it exists."""
+    if key in table:
+        table[key] = value
+        return
+    table[key] = value
+    _set_indent(table[key], indent)
+
+
+def _raw(item):
+    return item.as_string() if hasattr(item, 'as_string') else tomlkit.item(item).as_string()
+
+
+def _restore_raw(table, key, raw):
+    """Put back a value from its recorded TOML spelling (e.g. ``'runc'`` in single quotes)."""
+    table[key] = tomlkit.parse('value = ' + raw)['value']
+
+
+def _runtime_values(template, binary_name):
+    values = copy.deepcopy(_plain(template)) if template is not None else {}
+    if not isinstance(values, dict):
+        values = {}
+    values.setdefault('runtime_type', DEFAULT_RUNTIME_TYPE)
+    options = values.get('options')
+    if not isinstance(options, dict):
+        options = {}
+        values['options'] = options
+    if template is None:
+        options.setdefault('SystemdCgroup', True)
+    options['BinaryName'] = binary_name
+    # The options table comes last, as in containerd's own output.
+    values['options'] = values.pop('options')
+    return values
+
+
+def new_record():
+    return {
+        'runtime_created': False,
+        'created_tables': [],
+        'default_changed': False,
+        'previous_default': None,
+        'newline_added': False,
+        'headed_tables': [],
+    }
+
+
+def _copy_record(record):
+    merged = new_record()
+    if record:
+        merged.update(copy.deepcopy(record))
+    return merged
+
+
+def add_runtime(text, name, binary_name, make_default, record=None):
+    """Register runtime ``name`` in config ``text``.
+
+    Returns ``(new_text, new_record, info)``: ``new_record`` is ``record`` (the one an earlier run
+    returned, or None) updated with what this call changed; ``info`` holds ``config_version`` and
+    ``cri_plugin``. ``make_default`` False makes sure ``name`` is *not* the default runtime, putting
+    back the recorded previous default (or ``runc``) when it is.
+    """
+    record = _copy_record(record)
+    if text and not text.endswith('\n'):
+        # A new table must start on a line of its own; the removal takes the line break away again.
+        text += '\n'
+        record['newline_added'] = True
+    document = parse_config(text)
+    version = config_version(document)
+    plugin = cri_plugin(version)
+    containerd_path = ['plugins', plugin, 'containerd']
+    runtimes_path = containerd_path + ['runtimes']
+    indent_step = _indent_step(document, runtimes_path + [TEMPLATE_RUNTIME])
+    # tomlkit may add line breaks to the indentation of tables that follow a key it inserts, so
+    # the indentation of everything new is (re)applied once all edits are done.
+    indents = []
+
+    created = []
+    containerd_existed_headless = (_table_at(document, containerd_path) is not None
+                                   and _is_super_table(_table_at(document, containerd_path)))
+    containerd = _ensure_table(document, containerd_path, created, indent_step, indents,
+                               headed=(len(containerd_path) - 1,) if make_default else ())
+    current_default = _plain(containerd.get('default_runtime_name'))
+    if make_default and current_default != name:
+        record['default_changed'] = True
+        record['previous_default'] = _raw(containerd['default_runtime_name']) if 'default_runtime_name' in containerd else None
+        if containerd_existed_headless and containerd_path not in record['headed_tables']:
+            # The key gives the table a header line of its own, to be taken out with the key.
+            record['headed_tables'].append(containerd_path)
+        key_indent = _value_indent(containerd)
+        if key_indent is None:
+            key_indent = _header_indent(containerd) + indent_step
+        _set_value(containerd, 'default_runtime_name', name, key_indent)
+    elif not make_default and current_default == name:
+        _restore_default(containerd, record)
+
+    runtimes = _ensure_table(document, runtimes_path, created, indent_step, indents)
+    existing = runtimes.get(name)
+    if existing is not None and not _is_table(existing):
+        raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(runtimes_path + [name]), type(_plain(existing)).__name__))
+
+    if existing is None:
+        template = runtimes.get(TEMPLATE_RUNTIME)
+        if template is not None and not _is_table(template):
+            template = None
+        if template is not None:
+            header_indent = _header_indent(template)
+            blank_line_after = _ends_with_blank_line(template)
+            steps = _steps_of(template, indent_step)
+        else:
+            header_indent = indent_step * (len(runtimes_path))
+            blank_line_after = False
+            steps = (indent_step, indent_step)
+        runtimes[name] = _build_table(_runtime_values(template, binary_name), blank_line_after)
+        indents.append((runtimes[name], header_indent, steps))
+        record['runtime_created'] = True
+    else:
+        options = existing.get('options')
+        if options is None:
+            existing['options'] = tomlkit.table()
+            options = existing['options']
+            indents.append((options, _header_indent(existing) + indent_step, None))
+        elif not _is_table(options):
+            raise ContainerdConfigError('%s.options is not a table' % _dotted(runtimes_path + [name]))
+        if _plain(options.get('BinaryName')) != binary_name:
+            _set_value(options, 'BinaryName', binary_name, _value_indent(options) or _header_indent(options) + indent_step)
+        if 'runtime_type' not in existing:
+            _set_value(existing, 'runtime_type', DEFAULT_RUNTIME_TYPE, _value_indent(existing) or _header_indent(existing) + indent_step)
+
+    for item, indent, steps in indents:
+        if steps:
+            _set_indents(item, indent, steps[0], steps[1])
+        else:
+            _set_indent(item, indent)
+    for path in created:
+        if path not in record['created_tables']:
+            record['created_tables'].append(path)
+    return tomlkit.dumps(document), record, {'config_version': version, 'cri_plugin': plugin}
+
+
+def _restore_default(containerd, record):
+    if record.get('default_changed'):
+        previous = record.get('previous_default')
+        if previous is None:
+            del containerd['default_runtime_name']
+        else:
+            _restore_raw(containerd, 'default_runtime_name', previous)
+    else:
+        containerd['default_runtime_name'] = FALLBACK_DEFAULT_RUNTIME
+    record['default_changed'] = False
+    record['previous_default'] = None
+
+
+def remove_runtime(text, name, record=None):
+    """Unregister runtime ``name``; returns ``(new_text, info)`` like ``add_runtime``."""
+    document = parse_config(text)
+    version = config_version(document)
+    plugin = cri_plugin(version)
+    containerd_path = ['plugins', plugin, 'containerd']
+    record = _copy_record(record)
+
+    runtimes = _table_at(document, containerd_path + ['runtimes'])
+    if runtimes is not None and name in runtimes:
+        del runtimes[name]
+
+    containerd = _table_at(document, containerd_path)
+    if containerd is not None and _plain(containerd.get('default_runtime_name')) == name:
+        _restore_default(containerd, record)
+
+    # Deepest first, so a parent emptied by pruning its child is pruned too.
+    for path in sorted(record.get('created_tables') or [], key=len, reverse=True):
+        table = _table_at(document, path)
+        if table is not None and len(table) == 0:
+            parent = _table_at(document, path[:-1]) if len(path) > 1 else document
+            del parent[path[-1]]
+    headerless = [path for path in record.get('headed_tables') or []
+                  if _table_at(document, path) is not None
+                  and all(_is_table(value) for value in _table_at(document, path).values())]
+    text = tomlkit.dumps(document)
+    for path in headerless:
+        text = _drop_header_line(text, path)
+    if record.get('newline_added') and text.endswith('\n'):
+        text = text[:-1]
+    return text, {'config_version': version, 'cri_plugin': plugin}
+
+
+def _header_path(line):
+    """The key path a ``[table]`` header line names, None for any other line."""
+    stripped = line.strip()
+    if not stripped.startswith('[') or stripped.startswith('[['):
+        return None
+    try:
+        table = tomlkit.parse(stripped)
+    except TomlParseError:
+        return None
+    path = []
+    while len(table) == 1 and _is_table(list(table.values())[0]):
+        key = list(table.keys())[0]
+        path.append(key)
+        table = table[key]
+    return path
+
+
+def _drop_header_line(text, path):
+    """Text without the header of table ``path`` and the blank lines after it.
+
+    Used for a table that only had a header because this module put a key in it: once the key is
+    gone, so is the header, leaving the text as it was before.
+    """
+    lines = text.splitlines(True)
+    for index, line in enumerate(lines):
+        if _header_path(line) == list(path):
+            end = index + 1
+            while end < len(lines) and not lines[end].strip():
+                end += 1
+            return ''.join(lines[:index] + lines[end:])
+    return text
+
+
+def effective_runtime(text, name):
+    """What containerd would read for runtime ``name``: ``(default_runtime_name, runtime dict or None)``."""
+    document = parse_config(text)
+    containerd = _table_at(document, ['plugins', cri_plugin(config_version(document)), 'containerd'])
+    if containerd is None:
+        return None, None
+    runtimes = containerd.get('runtimes')
+    runtime = _plain(runtimes.get(name)) if _is_table(runtimes) else None
+    return _plain(containerd.get('default_runtime_name')), runtime

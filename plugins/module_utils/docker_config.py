@@ -1,0 +1,347 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Register (and unregister) an OCI runtime in Docker's ``daemon.json``, kept free of Ansible.
+
+Docker reads ``runtimes.<name> = {"path": ..., "runtimeArgs": [...]}`` and ``default-runtime``
+(facts reference section 8 for what Huawei's installer writes there).
+
+The file is edited as *text*: the members this module owns are inserted, replaced or cut out at
+their exact place and everything else keeps its bytes (key order, indentation, line breaks,
+how nested objects are laid out). Re-serialising the whole document would reflow objects an
+operator wrote on one line. The JSON is still parsed in full first, so invalid input is refused
+with its line and column before anything is touched.
+
+New members follow the file's own layout: the whitespace before an existing member and the
+text between a key and its value are reused; an empty object gets one level more than the line
+it is on, the level being the file's indentation unit (four spaces when the file shows none:
+the layout ``nvidia-ctk`` and Huawei's installer leave behind).
+
+``add_runtime`` returns a *record* of what it changed; ``remove_runtime`` uses it to cut exactly
+that out again (a ``runtimes`` object it created, the previous ``default-runtime`` in its
+original spelling, the inside of an object that was empty), so an add followed by a remove gives
+back the original bytes. Without a record it does what Huawei's uninstall does: remove
+``runtimes.<name>`` and a ``default-runtime`` naming it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+import os
+import re
+from collections import OrderedDict
+
+DEFAULT_INDENT_UNIT = '    '
+STATE_FILE_SUFFIX = '.npu_ascend.json'
+_WHITESPACE = ' \t\n\r'
+_SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null')
+
+
+class DockerConfigError(ValueError):
+    """The file cannot be edited safely: not JSON, or a member of the wrong type."""
+
+
+def state_file_path(config_path):
+    """Where the records of one daemon.json live: a hidden file beside it."""
+    directory, base = os.path.split(config_path)
+    return os.path.join(directory, '.' + base + STATE_FILE_SUFFIX)
+
+
+def parse_config(text):
+    """The document as an OrderedDict; an empty (or blank) file reads as an empty object."""
+    if not text.strip(_WHITESPACE):
+        return OrderedDict()
+    try:
+        document = json.loads(text, object_pairs_hook=OrderedDict)
+    except ValueError as error:
+        # json's message carries "line L column C (char N)".
+        raise DockerConfigError('not valid JSON: %s' % error)
+    if not isinstance(document, dict):
+        raise DockerConfigError('the top level is a %s, not an object' % type(document).__name__)
+    return document
+
+
+class _Member(object):
+    def __init__(self, key, key_start, key_end, value):
+        self.key = key
+        self.key_start = key_start
+        self.key_end = key_end
+        self.value = value
+
+
+class _Node(object):
+    """Where a JSON value sits in the text; objects also list their members in order."""
+
+    def __init__(self, start, end, members=None):
+        self.start = start
+        self.end = end
+        self.members = members
+
+    def member(self, key):
+        # Like json.loads (and Docker's decoder), the last of duplicate keys wins.
+        found = None
+        for member in self.members or []:
+            if member.key == key:
+                found = member
+        return found
+
+
+def _skip_whitespace(text, position):
+    while position < len(text) and text[position] in _WHITESPACE:
+        position += 1
+    return position
+
+
+def _string_end(text, position):
+    """Index just past the string starting at ``position`` (which holds its opening quote)."""
+    position += 1
+    while text[position] != '"':
+        position += 2 if text[position] == '\\' else 1
+    return position + 1
+
+
+def _scan(text, position):
+    """Locate the value starting at ``position``; the text is known to be valid JSON."""
+    position = _skip_whitespace(text, position)
+    opener = text[position]
+    if opener == '{':
+        members = []
+        cursor = _skip_whitespace(text, position + 1)
+        while text[cursor] != '}':
+            key_end = _string_end(text, cursor)
+            key = json.loads(text[cursor:key_end])
+            colon = _skip_whitespace(text, key_end)
+            value = _scan(text, colon + 1)
+            members.append(_Member(key, cursor, key_end, value))
+            cursor = _skip_whitespace(text, value.end)
+            if text[cursor] == ',':
+                cursor = _skip_whitespace(text, cursor + 1)
+        return _Node(position, cursor + 1, members)
+    if opener == '[':
+        cursor = _skip_whitespace(text, position + 1)
+        while text[cursor] != ']':
+            cursor = _skip_whitespace(text, _scan(text, cursor).end)
+            if text[cursor] == ',':
+                cursor = _skip_whitespace(text, cursor + 1)
+        return _Node(position, cursor + 1)
+    if opener == '"':
+        return _Node(position, _string_end(text, position))
+    return _Node(position, position + _SCALAR.match(text, position).end() - position)
+
+
+def _line_indent(text, position):
+    line_start = text.rfind('\n', 0, position) + 1
+    line = text[line_start:position]
+    return line[:len(line) - len(line.lstrip(' \t'))]
+
+
+def _indent_unit(text, root):
+    """The file's indentation step: what the first member of the top object is indented by."""
+    if root.members:
+        before = text[root.start + 1:root.members[0].key_start]
+        if '\n' in before:
+            unit = before[before.rfind('\n') + 1:]
+            if unit:
+                return unit
+    return DEFAULT_INDENT_UNIT
+
+
+def _key_separator(text, node):
+    """What the file puts between a key and its value (``": "`` in Docker's own examples)."""
+    for member in node.members or []:
+        return text[member.key_end:member.value.start]
+    return ': '
+
+
+def _dump(value, indent, unit, key_separator, multiline):
+    separator = key_separator.strip(_WHITESPACE) and key_separator or ': '
+    if not multiline:
+        return json.dumps(value, separators=(', ', separator), ensure_ascii=False)
+    text = json.dumps(value, indent=unit, separators=(',', separator), ensure_ascii=False)
+    return text.replace('\n', '\n' + indent)
+
+
+def _insert_member(text, node, key, value, unit, key_separator):
+    """Text with ``"key": value`` appended as the last member of the object ``node``.
+
+    Returns ``(new_text, previous_inside)``: ``previous_inside`` is what was between the braces
+    when the object was empty (so a removal can put it back), else None.
+    """
+    if node.members:
+        last = node.members[-1]
+        if len(node.members) > 1:
+            previous = node.members[-2]
+            between = text[previous.value.end:last.key_start]
+            before_key = between[between.index(',') + 1:]
+        else:
+            before_key = text[node.start + 1:last.key_start]
+        multiline = '\n' in before_key
+        indent = before_key[before_key.rfind('\n') + 1:] if multiline else _line_indent(text, last.key_start)
+        member = (',' + before_key + json.dumps(key, ensure_ascii=False) + key_separator
+                  + _dump(value, indent, unit, key_separator, multiline))
+        return text[:last.value.end] + member + text[last.value.end:], None
+    inside = text[node.start + 1:node.end - 1]
+    outer = _line_indent(text, node.start)
+    indent = outer + unit
+    member = ('\n' + indent + json.dumps(key, ensure_ascii=False) + key_separator
+              + _dump(value, indent, unit, key_separator, True) + '\n' + outer)
+    return text[:node.start + 1] + member + text[node.end - 1:], inside
+
+
+def _remove_member(text, node, key, empty_inside=''):
+    """Text without member ``key`` of object ``node``, cut so that an append is exactly undone."""
+    members = node.members
+    index = max(i for i, member in enumerate(members) if member.key == key)
+    member = members[index]
+    if len(members) == 1:
+        return text[:node.start + 1] + empty_inside + text[node.end - 1:]
+    if index == len(members) - 1:
+        return text[:members[index - 1].value.end] + text[member.value.end:]
+    return text[:member.key_start] + text[members[index + 1].key_start:]
+
+
+def _replace_value(text, node, raw_value):
+    return text[:node.start] + raw_value + text[node.end:]
+
+
+def new_record():
+    return {
+        'runtime_created': False,
+        'runtimes_created': False,
+        'default_changed': False,
+        'previous_default': None,
+        # Inside of objects that were empty before this module added to them, keyed by
+        # "top" or "runtimes", to put back byte for byte when they become empty again.
+        'empty_insides': {},
+    }
+
+
+def _copy_record(record):
+    merged = new_record()
+    if record:
+        merged.update(copy.deepcopy(record))
+    return merged
+
+
+def _root(text):
+    if not text.strip(_WHITESPACE):
+        return None
+    return _scan(text, 0)
+
+
+def _check_types(document, name):
+    runtimes = document.get('runtimes')
+    if runtimes is not None and not isinstance(runtimes, dict):
+        raise DockerConfigError('"runtimes" is a %s, not an object' % type(runtimes).__name__)
+    runtime = (runtimes or {}).get(name)
+    if runtime is not None and not isinstance(runtime, dict):
+        raise DockerConfigError('"runtimes.%s" is a %s, not an object' % (name, type(runtime).__name__))
+    return runtimes, runtime
+
+
+def add_runtime(text, name, runtime_path, make_default, record=None):
+    """Register runtime ``name`` in daemon.json ``text``; returns ``(new_text, new_record)``.
+
+    ``record`` is the one an earlier call returned (or None). A runtime that already exists keeps
+    its other members (``runtimeArgs`` an operator set) and only gets its ``path`` corrected.
+    ``make_default`` False makes sure ``name`` is *not* the default runtime, putting back the
+    recorded previous ``default-runtime`` (or removing the member) when it is.
+    """
+    document = parse_config(text)
+    runtimes, runtime = _check_types(document, name)
+    record = _copy_record(record)
+    if not text.strip(_WHITESPACE):
+        # A blank file becomes an object; what it held is put back if it ends up empty.
+        record['empty_insides'].setdefault('blank_file', text)
+        text = '{}\n'
+    root = _root(text)
+    unit = _indent_unit(text, root)
+    key_separator = _key_separator(text, root)
+
+    if runtimes is None:
+        text, inside = _insert_member(text, root, 'runtimes',
+                                      OrderedDict([(name, OrderedDict([('path', runtime_path), ('runtimeArgs', [])]))]),
+                                      unit, key_separator)
+        if inside is not None:
+            record['empty_insides'].setdefault('top', inside)
+        record['runtimes_created'] = True
+        record['runtime_created'] = True
+    elif runtime is None:
+        runtimes_node = root.member('runtimes').value
+        text, inside = _insert_member(text, runtimes_node, name,
+                                      OrderedDict([('path', runtime_path), ('runtimeArgs', [])]),
+                                      unit, _key_separator(text, runtimes_node) if runtimes_node.members else key_separator)
+        if inside is not None:
+            record['empty_insides'].setdefault('runtimes', inside)
+        record['runtime_created'] = True
+    elif runtime.get('path') != runtime_path:
+        runtime_node = root.member('runtimes').value.member(name).value
+        path_member = runtime_node.member('path')
+        if path_member is not None:
+            text = _replace_value(text, path_member.value, json.dumps(runtime_path, ensure_ascii=False))
+        else:
+            text, _ = _insert_member(text, runtime_node, 'path', runtime_path, unit, key_separator)
+
+    root = _root(text)
+    current_default = parse_config(text).get('default-runtime')
+    if make_default and current_default != name:
+        default_member = root.member('default-runtime')
+        record['default_changed'] = True
+        if default_member is not None:
+            record['previous_default'] = text[default_member.value.start:default_member.value.end]
+            text = _replace_value(text, default_member.value, json.dumps(name, ensure_ascii=False))
+        else:
+            record['previous_default'] = None
+            text, _ = _insert_member(text, root, 'default-runtime', name, unit, key_separator)
+    elif not make_default and current_default == name:
+        text = _restore_default(text, record)
+    return text, record
+
+
+def _restore_default(text, record):
+    root = _root(text)
+    default_member = root.member('default-runtime')
+    previous = record.get('previous_default') if record.get('default_changed') else None
+    if previous is not None:
+        text = _replace_value(text, default_member.value, previous)
+    else:
+        # Docker's own default (runc) applies when the member is absent, as Huawei's uninstall leaves it.
+        text = _remove_member(text, root, 'default-runtime', record.get('empty_insides', {}).get('top', ''))
+    record['default_changed'] = False
+    record['previous_default'] = None
+    return text
+
+
+def remove_runtime(text, name, record=None):
+    """Unregister runtime ``name``; returns the new text (unchanged when nothing is registered)."""
+    document = parse_config(text)
+    runtimes, runtime = _check_types(document, name)
+    record = _copy_record(record)
+    if not text.strip(_WHITESPACE):
+        return text
+    empty_insides = record.get('empty_insides') or {}
+
+    if document.get('default-runtime') == name:
+        text = _restore_default(text, record)
+
+    if runtime is not None:
+        root = _root(text)
+        runtimes_node = root.member('runtimes').value
+        if len(runtimes_node.members) == 1 and record.get('runtimes_created'):
+            text = _remove_member(text, root, 'runtimes', empty_insides.get('top', ''))
+        else:
+            text = _remove_member(text, runtimes_node, name, empty_insides.get('runtimes', ''))
+
+    if 'blank_file' in empty_insides and not parse_config(text):
+        text = empty_insides['blank_file']
+    return text
+
+
+def effective_runtime(text, name):
+    """``(default-runtime, runtimes.<name>)`` as Docker would read them."""
+    document = parse_config(text)
+    runtimes, runtime = _check_types(document, name)
+    return document.get('default-runtime'), runtime

@@ -1,0 +1,338 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: containerd_runtime
+short_description: Register the Ascend Docker Runtime (or another runc wrapper) in a containerd config
+version_added: 1.0.0
+author: npu.ascend contributors
+description:
+  - Adds (or removes) the runtime O(name) in containerd's CRI plugin configuration and optionally makes
+    it the default runtime, editing the TOML file in place.
+  - The CRI plugin table follows the file's top-level C(version) - V(1) C(plugins.cri), V(2)
+    C(plugins."io.containerd.grpc.v1.cri"), V(3) (containerd 2.x) C(plugins."io.containerd.cri.v1.runtime").
+    A file without C(version) is read by containerd as version 1, so it is edited as version 1 (Huawei's
+    installer writes the version 2 table there, which containerd ignores).
+  - The runtime table C(<plugin>.containerd.runtimes.<name>) is a copy of the C(runc) runtime table, so
+    C(runtime_type), C(options.SystemdCgroup) and the other settings follow the node's own runc; its
+    C(options.BinaryName) is set to O(binary_name). Without a C(runc) table it gets
+    C(runtime_type = "io.containerd.runc.v2") and C(options.SystemdCgroup = true), as Huawei's installer does.
+    A runtime that already exists keeps its settings; only C(options.BinaryName) is corrected.
+  - Everything the module does not own stays byte for byte as it was - comments, key order, blank lines,
+    quoting, indentation. New tables are indented the way the file indents its tables.
+  - What O(state=present) changed is recorded in a hidden file beside the config,
+    C(.<file name>.npu_ascend.json) (for example C(/etc/containerd/.config.toml.npu_ascend.json)), mode
+    0600. O(state=absent) uses it to undo exactly that - the previous C(default_runtime_name) comes back
+    with its own spelling, tables the module created are pruned when empty, and a file the module created
+    is deleted again - so present followed by absent restores the original bytes. Without that record
+    absent does what Huawei's uninstall does - deletes the runtime table and resets a
+    C(default_runtime_name) naming it to C(runc).
+  - A file that is not valid TOML, has an unknown C(version), or holds a non-table where a table must be,
+    is refused with the reason (for TOML errors the line and column) and left untouched.
+  - A missing file is created from the output of the node's own C(containerd config default), then edited.
+    With O(config_version) a missing file is instead created holding only C(version) and the runtime,
+    which is what a drop-in file imported by the main config needs.
+options:
+  path:
+    description:
+      - The containerd config file to edit. A drop-in file (for example
+        C(/etc/containerd/conf.d/ascend.toml)) works as well; its directory is created when missing.
+    type: path
+    default: /etc/containerd/config.toml
+  name:
+    description:
+      - Name of the runtime in containerd's configuration (what pods select by RuntimeClass handler).
+    type: str
+    default: ascend
+  binary_name:
+    description:
+      - Path of the runc-compatible binary containerd's runc shim runs, written to C(options.BinaryName).
+    type: path
+    default: /usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime
+  default:
+    description:
+      - Make O(name) containerd's C(default_runtime_name), as Huawei's installer does, so that every pod
+        gets the NPU devices its C(ASCEND_VISIBLE_DEVICES) asks for.
+      - V(false) makes sure O(name) is not the default; when it is, the default recorded before this module
+        changed it comes back, else C(runc).
+    type: bool
+    default: true
+  state:
+    description:
+      - V(present) registers the runtime, V(absent) undoes the registration.
+    type: str
+    choices: [present, absent]
+    default: present
+  backup:
+    description:
+      - Make a timestamped copy of the file before changing it.
+    type: bool
+    default: false
+  config_version:
+    description:
+      - Config version (V(1), V(2) or V(3)) of a file this module creates. Given, a missing O(path) is
+        created holding only C(version = <config_version>) and the runtime instead of the output of
+        C(containerd config default); use it for drop-in files.
+      - For an existing file it must equal the version containerd reads the file as, else the module fails
+        rather than write tables containerd would ignore.
+    type: int
+    choices: [1, 2, 3]
+requirements:
+  - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
+notes:
+  - Supports check mode and diff mode. In check mode a missing file is still generated with
+    C(containerd config default) (which only prints), so the diff shows the file that would be written.
+  - The module never restarts containerd. RV(restart_needed) tells whether the running containerd must be
+    restarted for the change to take effect.
+  - containerd 1.x replaces a whole plugin table when it merges an imported file, so a drop-in that sets the
+    CRI plugin hides the main config's CRI settings there; merge plugin tables key by key is containerd
+    2.x behaviour. Check the merged result with C(containerd config dump).
+  - A new file gets mode 0644 (as Debian's containerd package ships its config); an existing file keeps its
+    mode and owner.
+seealso:
+  - module: npu.ascend.docker_runtime
+  - module: npu.ascend.ascend_runfile
+'''
+
+EXAMPLES = r'''
+- name: Register the Ascend Docker Runtime with containerd and make it the default
+  npu.ascend.containerd_runtime:
+    backup: true
+  register: ascend_runtime
+
+- name: Restart containerd when the config changed
+  ansible.builtin.systemd_service:
+    name: containerd
+    state: restarted
+  when: ascend_runtime.restart_needed
+
+- name: Write a drop-in file for containerd 2.x instead of editing the main config
+  npu.ascend.containerd_runtime:
+    path: /etc/containerd/conf.d/ascend.toml
+    config_version: 3
+
+- name: Register the runtime without making it the default (pods select it by RuntimeClass)
+  npu.ascend.containerd_runtime:
+    default: false
+
+- name: Undo the registration
+  npu.ascend.containerd_runtime:
+    state: absent
+'''
+
+RETURN = r'''
+path:
+  description: The file edited.
+  returned: always
+  type: str
+  sample: /etc/containerd/config.toml
+config_version:
+  description: The config version containerd reads the file as; null when the file neither existed nor was created.
+  returned: always
+  type: int
+  sample: 2
+cri_plugin:
+  description: Name of the plugin table the runtime lives in; null when config_version is.
+  returned: always
+  type: str
+  sample: io.containerd.grpc.v1.cri
+backup_file:
+  description: The copy made before the change.
+  returned: when O(backup=true) and an existing file was changed
+  type: str
+  sample: /etc/containerd/config.toml.12345.2025-01-01@10:00:00~
+restart_needed:
+  description: Whether containerd must be restarted for the change to take effect (equals RV(changed)).
+  returned: always
+  type: bool
+state_file:
+  description: The file holding what O(state=present) changed, used by O(state=absent).
+  returned: always
+  type: str
+  sample: /etc/containerd/.config.toml.npu_ascend.json
+'''
+
+import hashlib
+import json
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import containerd_config
+
+NEW_FILE_MODE = '0644'
+STATE_FORMAT = 1
+
+
+def _sha256(text):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _read(module, path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    except UnicodeDecodeError as error:
+        module.fail_json(msg='%s is not UTF-8 text: %s' % (path, to_native(error)))
+    except (IOError, OSError) as error:
+        module.fail_json(msg='cannot read %s: %s' % (path, to_native(error)))
+
+
+def _write_atomically(module, path, text, is_new):
+    directory = os.path.dirname(path) or '.'
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(text.encode('utf-8'))
+        # atomic_move keeps an existing file's mode, owner and SELinux context.
+        module.atomic_move(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    if is_new:
+        module.set_mode_if_different(path, NEW_FILE_MODE, False)
+
+
+def _load_records(module, state_path):
+    if not os.path.exists(state_path):
+        return {}
+    try:
+        with open(state_path) as handle:
+            content = json.load(handle)
+        return dict(content.get('runtimes') or {})
+    except (IOError, OSError, ValueError, AttributeError) as error:
+        module.fail_json(msg='cannot read the record of earlier changes %s: %s; move it away to start afresh'
+                         % (state_path, to_native(error)))
+
+
+def _save_records(state_path, records):
+    if not records:
+        if os.path.exists(state_path):
+            os.unlink(state_path)
+        return
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(state_path) or '.',
+                                         prefix=os.path.basename(state_path) + '.')
+    with os.fdopen(handle, 'w') as stream:
+        json.dump({'format': STATE_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
+        stream.write('\n')
+    os.rename(temporary, state_path)
+
+
+def _default_config(module):
+    containerd = module.get_bin_path('containerd')
+    if containerd is None:
+        module.fail_json(msg='the config file does not exist and containerd is not installed to generate it '
+                             '(install containerd first, or set config_version to write a minimal file)')
+    rc, out, err = module.run_command([containerd, 'config', 'default'], environ_update={'LC_ALL': 'C'})
+    if rc != 0:
+        module.fail_json(msg='containerd config default failed: %s' % (err.strip() or out.strip()), rc=rc)
+    return out
+
+
+def run(module):
+    params = module.params
+    path = params['path']
+    name = params['name']
+    result = {
+        'changed': False,
+        'path': path,
+        'config_version': None,
+        'cri_plugin': None,
+        'restart_needed': False,
+        'state_file': containerd_config.state_file_path(path),
+    }
+    if os.path.isdir(path):
+        module.fail_json(msg='%s is a directory' % path, **result)
+
+    exists = os.path.exists(path)
+    if not exists and params['state'] == 'absent':
+        module.exit_json(**result)
+    if exists:
+        before = _read(module, path)
+        base = before
+    elif params['config_version']:
+        before, base = '', containerd_config.minimal_config(params['config_version'])
+    else:
+        before, base = '', _default_config(module)
+
+    records = _load_records(module, result['state_file'])
+    record = records.get(name)
+    try:
+        version, plugin = containerd_config.describe(base)
+        if exists and params['config_version'] and version != params['config_version']:
+            module.fail_json(msg='%s is read by containerd as config version %d, not %d; tables written for '
+                                 'version %d would be ignored' % (path, version, params['config_version'],
+                                                                  params['config_version']), **result)
+        if params['state'] == 'present':
+            after, record, info = containerd_config.add_runtime(base, name, params['binary_name'],
+                                                                params['default'], record)
+            if not exists:
+                record.setdefault('created_file_sha256', _sha256(base))
+        else:
+            after, info = containerd_config.remove_runtime(base, name, record)
+    except containerd_config.ContainerdConfigError as error:
+        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+    result.update(info)
+
+    remove_file = (params['state'] == 'absent' and record is not None
+                   and record.get('created_file_sha256') == _sha256(after))
+    if remove_file:
+        after = ''
+    result['changed'] = result['restart_needed'] = (after != before) or remove_file
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after,
+                          'before_header': path if exists else '%s (absent)' % path,
+                          'after_header': '%s (absent)' % path if remove_file else path}
+
+    if module.check_mode:
+        module.exit_json(**result)
+    if result['changed']:
+        if params['backup'] and exists:
+            result['backup_file'] = module.backup_local(path)
+        if remove_file:
+            os.unlink(path)
+        else:
+            _write_atomically(module, path, after, is_new=not exists)
+    if params['state'] == 'present' and result['changed']:
+        records[name] = record
+        _save_records(result['state_file'], records)
+    elif params['state'] == 'absent' and name in records:
+        # The registration is gone (by this run or by hand): its record has served its purpose.
+        records.pop(name)
+        _save_records(result['state_file'], records)
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', default='/etc/containerd/config.toml'),
+            name=dict(type='str', default='ascend'),
+            binary_name=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
+            default=dict(type='bool', default=True),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            backup=dict(type='bool', default=False),
+            config_version=dict(type='int', choices=[1, 2, 3]),
+        ),
+        supports_check_mode=True,
+    )
+    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    try:
+        run(module)
+    except containerd_config.TomlkitMissingError as error:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,257 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: docker_runtime
+short_description: Register the Ascend Docker Runtime (or another OCI runtime) in Docker's daemon.json
+version_added: 1.0.0
+author: npu.ascend contributors
+description:
+  - Adds (or removes) the member C(runtimes.<name>) of Docker's C(daemon.json) - an object with C(path) set to
+    O(runtime_path) and an empty C(runtimeArgs) list - and optionally makes it the C(default-runtime), as
+    Huawei's installer does.
+  - Every other member keeps its value, its place and its bytes - the file is edited as text at the exact
+    places this module owns, after the whole file has been parsed. New members follow the file's own
+    indentation (four spaces when the file shows none) and key separator. An existing runtime O(name)
+    keeps its other members (for example C(runtimeArgs)); only its C(path) is corrected.
+  - The file's mode and owner are kept. A file this module creates gets mode 0600 and the user running the
+    module, which is what Huawei's installer leaves behind.
+  - What O(state=present) changed is recorded in a hidden file beside the config,
+    C(.<file name>.npu_ascend.json) (for example C(/etc/docker/.daemon.json.npu_ascend.json)), mode 0600.
+    O(state=absent) uses it to undo exactly that - the previous C(default-runtime) comes back in its own
+    spelling, a C(runtimes) object the module created goes away, a file it created is deleted - so present
+    followed by absent restores the original bytes. Without that record absent does what Huawei's uninstall
+    does - removes C(runtimes.<name>) and a C(default-runtime) naming it.
+  - A file that is not valid JSON, or whose C(runtimes) is not an object, is refused with the reason (for
+    JSON errors the line and column) and left untouched. An empty file reads as an empty object.
+options:
+  path:
+    description:
+      - Docker's daemon configuration file.
+    type: path
+    default: /etc/docker/daemon.json
+  name:
+    description:
+      - Name of the runtime (what C(docker run --runtime) selects).
+    type: str
+    default: ascend
+  runtime_path:
+    description:
+      - Path of the runtime binary, the C(path) of the runtime entry.
+    type: path
+    default: /usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime
+  default:
+    description:
+      - Make O(name) Docker's C(default-runtime), as Huawei's installer does.
+      - V(false) makes sure O(name) is not the default; when it is, the value recorded before this module
+        changed it comes back, else the member is removed (Docker then uses C(runc)).
+    type: bool
+    default: true
+  state:
+    description:
+      - V(present) registers the runtime, V(absent) undoes the registration.
+    type: str
+    choices: [present, absent]
+    default: present
+  backup:
+    description:
+      - Make a timestamped copy of the file before changing it.
+    type: bool
+    default: false
+notes:
+  - Supports check mode and diff mode.
+  - The module never restarts Docker. RV(restart_needed) tells whether the running daemon must be restarted
+    (or reloaded) for the change to take effect.
+seealso:
+  - module: npu.ascend.containerd_runtime
+  - module: npu.ascend.ascend_runfile
+'''
+
+EXAMPLES = r'''
+- name: Register the Ascend Docker Runtime with Docker and make it the default
+  npu.ascend.docker_runtime:
+    backup: true
+  register: ascend_docker
+
+- name: Restart Docker when daemon.json changed
+  ansible.builtin.systemd_service:
+    name: docker
+    state: restarted
+  when: ascend_docker.restart_needed
+
+- name: Offer the runtime without making it the default
+  npu.ascend.docker_runtime:
+    default: false
+
+- name: Undo the registration
+  npu.ascend.docker_runtime:
+    state: absent
+'''
+
+RETURN = r'''
+path:
+  description: The file edited.
+  returned: always
+  type: str
+  sample: /etc/docker/daemon.json
+backup_file:
+  description: The copy made before the change.
+  returned: when O(backup=true) and an existing file was changed
+  type: str
+  sample: /etc/docker/daemon.json.12345.2025-01-01@10:00:00~
+restart_needed:
+  description: Whether Docker must be restarted for the change to take effect (equals RV(changed)).
+  returned: always
+  type: bool
+state_file:
+  description: The file holding what O(state=present) changed, used by O(state=absent).
+  returned: always
+  type: str
+  sample: /etc/docker/.daemon.json.npu_ascend.json
+'''
+
+import json
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+
+NEW_FILE_MODE = '0600'
+STATE_FORMAT = 1
+
+
+def _read(module, path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    except UnicodeDecodeError as error:
+        module.fail_json(msg='%s is not UTF-8 text: %s' % (path, to_native(error)))
+    except (IOError, OSError) as error:
+        module.fail_json(msg='cannot read %s: %s' % (path, to_native(error)))
+
+
+def _write_atomically(module, path, text, is_new):
+    directory = os.path.dirname(path) or '.'
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(text.encode('utf-8'))
+        # atomic_move keeps an existing file's mode, owner and SELinux context.
+        module.atomic_move(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    if is_new:
+        module.set_mode_if_different(path, NEW_FILE_MODE, False)
+
+
+def _load_records(module, state_path):
+    if not os.path.exists(state_path):
+        return {}
+    try:
+        with open(state_path) as handle:
+            content = json.load(handle)
+        return dict(content.get('runtimes') or {})
+    except (IOError, OSError, ValueError, AttributeError) as error:
+        module.fail_json(msg='cannot read the record of earlier changes %s: %s; move it away to start afresh'
+                         % (state_path, to_native(error)))
+
+
+def _save_records(state_path, records):
+    if not records:
+        if os.path.exists(state_path):
+            os.unlink(state_path)
+        return
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(state_path) or '.',
+                                         prefix=os.path.basename(state_path) + '.')
+    with os.fdopen(handle, 'w') as stream:
+        json.dump({'format': STATE_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
+        stream.write('\n')
+    os.rename(temporary, state_path)
+
+
+def run(module):
+    params = module.params
+    path = params['path']
+    name = params['name']
+    result = {
+        'changed': False,
+        'path': path,
+        'restart_needed': False,
+        'state_file': docker_config.state_file_path(path),
+    }
+    if os.path.isdir(path):
+        module.fail_json(msg='%s is a directory' % path, **result)
+
+    exists = os.path.exists(path)
+    if not exists and params['state'] == 'absent':
+        module.exit_json(**result)
+    before = _read(module, path) if exists else ''
+
+    records = _load_records(module, result['state_file'])
+    record = records.get(name)
+    try:
+        if params['state'] == 'present':
+            after, record = docker_config.add_runtime(before, name, params['runtime_path'], params['default'], record)
+            if not exists:
+                record.setdefault('created_file', True)
+        else:
+            after = docker_config.remove_runtime(before, name, record)
+    except docker_config.DockerConfigError as error:
+        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+
+    # A file this module created and that is back to what it started from ('') goes away again.
+    remove_file = params['state'] == 'absent' and record is not None and record.get('created_file') and after == ''
+    result['changed'] = result['restart_needed'] = (after != before) or remove_file
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after,
+                          'before_header': path if exists else '%s (absent)' % path,
+                          'after_header': '%s (absent)' % path if remove_file else path}
+
+    if module.check_mode:
+        module.exit_json(**result)
+    if result['changed']:
+        if params['backup'] and exists:
+            result['backup_file'] = module.backup_local(path)
+        if remove_file:
+            os.unlink(path)
+        else:
+            _write_atomically(module, path, after, is_new=not exists)
+    if params['state'] == 'present' and result['changed']:
+        records[name] = record
+        _save_records(result['state_file'], records)
+    elif params['state'] == 'absent' and name in records:
+        # The registration is gone (by this run or by hand): its record has served its purpose.
+        records.pop(name)
+        _save_records(result['state_file'], records)
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', default='/etc/docker/daemon.json'),
+            name=dict(type='str', default='ascend'),
+            runtime_path=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
+            default=dict(type='bool', default=True),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            backup=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    run(module)
+
+
+if __name__ == '__main__':
+    main()

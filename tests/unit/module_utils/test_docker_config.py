@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+"""docker_config over real-world daemon.json files."""
+
+import glob
+import json
+import os
+import re
+from collections import OrderedDict
+
+import pytest
+
+from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FIXTURES = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'docker')
+RUNTIME = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
+VALID = sorted(os.path.basename(p) for p in glob.glob(os.path.join(FIXTURES, '*.json'))
+               if not os.path.basename(p).startswith('invalid-'))
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def blank_default(text):
+    return re.sub(r'("default-runtime"\s*:\s*)"[^"]*"', r'\1""', text)
+
+
+def is_subsequence(short, long):
+    remaining = iter(long)
+    return all(character in remaining for character in short)
+
+
+def parsed(text):
+    return docker_config.parse_config(text)
+
+
+@pytest.mark.parametrize('name', VALID)
+def test_add_keeps_every_other_member_and_absent_restores_bytes(name):
+    original = fixture(name)
+    new, record = docker_config.add_runtime(original, 'ascend', RUNTIME, True)
+
+    before, after = parsed(original), parsed(new)
+    for key, value in before.items():
+        if key == 'default-runtime':
+            continue
+        if key == 'runtimes':
+            for runtime, settings in value.items():
+                if runtime != 'ascend':
+                    assert after['runtimes'][runtime] == settings
+            continue
+        assert after[key] == value, key
+    # Key order of the members that were there is kept.
+    assert [k for k in after if k in before] == list(before)
+    assert set(after) - set(before) <= {'runtimes', 'default-runtime'}
+    assert after['default-runtime'] == 'ascend'
+    assert after['runtimes']['ascend']['path'] == RUNTIME
+
+    # Nothing of the original text is lost: it is the new text minus insertions, once the
+    # value of default-runtime (owned) is blanked in both.
+    assert is_subsequence(blank_default(original), blank_default(new))
+
+    again, record_again = docker_config.add_runtime(new, 'ascend', RUNTIME, True, record)
+    assert again == new and record_again == record
+
+    if new != original:
+        assert docker_config.remove_runtime(new, 'ascend', record) == original
+    else:
+        # Registered before (by Huawei's installer): absent still unregisters it.
+        assert docker_config.effective_runtime(docker_config.remove_runtime(new, 'ascend', record), 'ascend') == (None, None)
+
+
+def test_layout_follows_the_file():
+    new, _ = docker_config.add_runtime(fixture('mirrors-logs-2space.json'), 'ascend', RUNTIME, True)
+    assert '\n  "runtimes": {\n    "ascend": {\n      "path": "%s",\n      "runtimeArgs": []\n    }\n  },\n' % RUNTIME in new
+    assert new.endswith('\n  "default-runtime": "ascend"\n}\n')
+    tabs, _ = docker_config.add_runtime(fixture('tabs.json'), 'ascend', RUNTIME, True)
+    assert '\n\t"runtimes": {\n\t\t"ascend": {\n' in tabs
+    empty, _ = docker_config.add_runtime('{}\n', 'ascend', RUNTIME, False)
+    assert empty == '{\n    "runtimes": {\n        "ascend": {\n            "path": "%s",\n            "runtimeArgs": []\n        }\n    }\n}\n' % RUNTIME
+    one_line, _ = docker_config.add_runtime(fixture('compact-one-line.json'), 'ascend', RUNTIME, True)
+    assert one_line.startswith('{"log-driver":"journald","log-opts":{"tag":"{{.Name}}"},"runtimes":{')
+    json.loads(one_line)
+
+
+def test_previous_default_comes_back():
+    original = fixture('nvidia-ctk.json')
+    new, record = docker_config.add_runtime(original, 'ascend', RUNTIME, True)
+    assert record['previous_default'] == '"nvidia"'
+    not_default, record = docker_config.add_runtime(new, 'ascend', RUNTIME, False, record)
+    assert parsed(not_default)['default-runtime'] == 'nvidia'
+    assert parsed(not_default)['runtimes']['ascend']['path'] == RUNTIME
+    assert docker_config.remove_runtime(not_default, 'ascend', record) == original
+
+
+def test_huawei_installed_file_is_already_in_place_and_absent_removes_both():
+    original = fixture('huawei-installed.json')
+    new, _ = docker_config.add_runtime(original, 'ascend', RUNTIME, True)
+    assert new == original
+    removed = docker_config.remove_runtime(original, 'ascend')
+    assert parsed(removed) == OrderedDict([('runtimes', OrderedDict())])
+
+
+def test_existing_runtime_keeps_its_arguments_and_gets_its_path_corrected():
+    text = '{\n  "runtimes": {\n    "ascend": {"path": "/old/path", "runtimeArgs": ["--debug"]}\n  }\n}\n'
+    new, _ = docker_config.add_runtime(text, 'ascend', RUNTIME, False)
+    assert new == text.replace('/old/path', RUNTIME)
+
+
+def test_not_default_removes_a_default_it_did_not_set():
+    new, _ = docker_config.add_runtime(fixture('huawei-installed.json'), 'ascend', RUNTIME, False)
+    assert 'default-runtime' not in parsed(new)
+    json.loads(new)
+
+
+@pytest.mark.parametrize('name, message', [
+    ('invalid-unclosed.json', 'line 5 column 1'),
+    ('invalid-top-level-array.json', 'not an object'),
+])
+def test_invalid_input_is_refused(name, message):
+    with pytest.raises(docker_config.DockerConfigError, match=message):
+        docker_config.add_runtime(fixture(name), 'ascend', RUNTIME, True)
+    with pytest.raises(docker_config.DockerConfigError, match=message):
+        docker_config.remove_runtime(fixture(name), 'ascend')
+
+
+def test_wrong_types_are_refused():
+    with pytest.raises(docker_config.DockerConfigError, match='"runtimes" is a list'):
+        docker_config.add_runtime('{"runtimes": []}', 'ascend', RUNTIME, True)
+    with pytest.raises(docker_config.DockerConfigError, match='"runtimes.ascend" is a str'):
+        docker_config.add_runtime('{"runtimes": {"ascend": "x"}}', 'ascend', RUNTIME, True)
+
+
+def test_strings_with_braces_and_escapes_do_not_confuse_the_scanner():
+    text = '{\n  "labels": ["a}b", "q\\"{"],\n  "runtimes": {"x": {"path": "/p\\\\}"}}\n}\n'
+    new, record = docker_config.add_runtime(text, 'ascend', RUNTIME, True)
+    assert parsed(new)['labels'] == ['a}b', 'q"{']
+    assert parsed(new)['runtimes']['x'] == {'path': '/p\\}'}
+    assert docker_config.remove_runtime(new, 'ascend', record) == text
