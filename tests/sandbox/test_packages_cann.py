@@ -1,0 +1,161 @@
+"""Contract tests of the fake CANN packages (toolkit, kernels, ops, nnal) inside a sandbox node.
+
+Expected texts come from the facts reference (section 3) and the transcripts
+toolkit_8.1.RC1_install_summary_310b-soc.txt and kernels_310b_8.1.RC1_devel.txt.
+"""
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
+import testing  # noqa: E402
+from testing import TOOLKIT, ARM_TOOLKIT, TOOLKIT_85, KERNELS, OPS, NNAL  # noqa: E402
+
+version_files = testing.load_module_utils("version_files")
+
+INSTALL = ("--nox11", "--install", "--quiet", "--install-for-all")
+CANN_PREFIX = re.compile(r"^\[(Toolkit|kernels_910b|ops_910b|NNAL)\] \[\d{8}-\d\d:\d\d:\d\d\] (?=\[(INFO|WARNING|ERROR)\] )")
+TOOLKIT_INFO = "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/ascend_toolkit_install.info"
+
+
+@pytest.fixture(scope="module")
+def node_packages(sandbox_node, tmp_path_factory):
+    return testing.install_packages_into_node(sandbox_node, tmp_path_factory.mktemp("packages"), testing.NODE_PACKAGES)
+
+
+@pytest.fixture
+def node(sandbox_node, node_packages):
+    sandbox_node.reset()
+    return sandbox_node
+
+
+def message(line):
+    return CANN_PREFIX.sub("", line)
+
+
+def test_unknown_option_is_rejected(node):
+    run = testing.run_package(node, TOOLKIT, "--nox11", "--instal", expect=1)
+    assert CANN_PREFIX.match(run.lines[-1]) and "[ERROR]" in run.lines[-1]
+    assert "--instal" in run.lines[-1]
+
+
+def test_kernels_have_no_upgrade(node):
+    run = testing.run_package(node, KERNELS, "--nox11", "--upgrade", "--quiet", expect=1)
+    assert "--upgrade" in run.lines[-1]
+
+
+def test_eula_is_asked_without_quiet_and_no_leaves_the_node_untouched(node):
+    run = testing.run_package(node, TOOLKIT, "--nox11", "--install", input="N\n", expect=0)
+    assert run.stdout.rstrip().endswith("Do you accept the EULA to install CANN?[Y/N]")
+    assert not testing.node_path_exists(node, "/usr/local/Ascend")
+    run = testing.run_package(node, TOOLKIT, "--nox11", "--install", input="y\n", expect=0)
+    assert "Do you accept the EULA to install CANN?[Y/N]" in run.stdout
+    assert testing.node_path_exists(node, TOOLKIT_INFO)
+
+
+def test_toolkit_install_prints_the_summary_and_writes_the_documented_files(node):
+    run = testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    assert message(run.lines[0]) == ("[INFO] Ascend-cann-toolkit_8.2.RC1_linux-x86_64 install success, "
+                                     "installed in /usr/local/Ascend.")
+    assert "Toolkit:  Ascend-cann-toolkit_8.2.RC1_linux-x86_64 install success, installed in /usr/local/Ascend." \
+        in run.lines
+    assert run.lines[-1] == ("-  To take effect for current user, you can exec command below: source "
+                             "/usr/local/Ascend/ascend-toolkit/set_env.sh or add \"source "
+                             "/usr/local/Ascend/ascend-toolkit/set_env.sh\" to ~/.bashrc.")
+    info = version_files.parse_toolkit_install_info(testing.read_node_file(node, TOOLKIT_INFO))
+    assert info == {"version": "8.2.RC1", "arch": "x86_64",
+                    "path": "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux",
+                    "inner_version": "V100R001C22SPC001B231"}
+    assert node.exec(["readlink", "/usr/local/Ascend/ascend-toolkit/latest"]).stdout.strip() == "8.2.RC1"
+    config = version_files.parse_toolkit_version_cfg(
+        testing.read_node_file(node, "/usr/local/Ascend/ascend-toolkit/latest/version.cfg"))
+    assert config["toolkit_running_version"][0]["version"] == "8.2.RC1"
+    sourced = node.exec(["bash", "-c", "source /usr/local/Ascend/ascend-toolkit/set_env.sh && "
+                                       "echo $ASCEND_TOOLKIT_HOME"]).stdout.strip()
+    assert sourced == "/usr/local/Ascend/ascend-toolkit/latest"
+    mode = node.exec(["stat", "-c", "%U %a", "/usr/local/Ascend"]).stdout.strip()
+    assert mode == "root 755"
+
+
+def test_kernels_need_the_toolkit_then_install_into_it(node):
+    run = testing.run_package(node, KERNELS, *INSTALL, expect=1)
+    assert "[ERROR]" in run.lines[-1]
+    run = testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    run = testing.run_package(node, KERNELS, *INSTALL, expect=0)
+    # transcript kernels_310b_8.1.RC1_devel.txt
+    assert message(run.lines[-1]) == ("[INFO] Ascend-cann-kernels-910b_8.2.RC1_linux-x86_64 install success. "
+                                      "The installation path is /usr/local/Ascend/ascend-toolkit.")
+    assert run.lines[-1].startswith("[kernels_910b] [")
+    kernel_info = testing.read_node_file(node, "/usr/local/Ascend/ascend-toolkit/8.2.RC1/opp_kernel/version.info")
+    assert kernel_info == testing.read_sample_file("files", "opp_kernel_version.info_8.2.RC1.txt")
+    assert version_files.parse_opp_kernel_version_info(kernel_info)["version"] == "8.2.RC1"
+    testing.run_package(node, KERNELS, "--nox11", "--uninstall", "--quiet", expect=0)
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit/8.2.RC1/opp_kernel")
+
+
+def test_ops_need_a_toolkit_of_8_5_or_later(node):
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    run = testing.run_package(node, OPS, *INSTALL, expect=1)
+    assert "8.5.0" in run.lines[-1] and "[ERROR]" in run.lines[-1]
+    run = testing.run_package(node, TOOLKIT_85, *INSTALL, expect=0)
+    assert '"source /usr/local/Ascend/cann/set_env.sh"' in run.stdout
+    assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
+    info = version_files.parse_toolkit_install_info(
+        testing.read_node_file(node, "/usr/local/Ascend/cann/x86_64-linux/ascend_toolkit_install.info"))
+    assert (info["version"], info["path"]) == ("8.5.0", "/usr/local/Ascend/cann-8.5.0/x86_64-linux")
+    run = testing.run_package(node, OPS, *INSTALL, expect=0)
+    assert message(run.lines[-1]) == ("[INFO] Ascend-cann-910b-ops_8.5.0_linux-x86_64 install success. "
+                                      "The installation path is /usr/local/Ascend/cann-8.5.0.")
+    ops_info = version_files.parse_opp_kernel_version_info(
+        testing.read_node_file(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info"))
+    assert ops_info["version"] == "8.5.0"
+
+
+def test_nnal_needs_the_toolkit_and_writes_its_version_file(node):
+    run = testing.run_package(node, NNAL, *INSTALL, expect=1)
+    assert "[ERROR]" in run.lines[-1]
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    testing.run_package(node, NNAL, *INSTALL, expect=0)
+    parsed = version_files.parse_nnal_version_info(
+        testing.read_node_file(node, "/usr/local/Ascend/nnal/atb/latest/version.info"))
+    assert parsed == {"version": "8.2.RC1", "full_version": "8.2.RC1.B150", "platform": "x86_64"}
+    assert testing.node_path_exists(node, "/usr/local/Ascend/nnal/atb/set_env.sh")
+
+
+def test_environment_checks(node):
+    run = testing.run_package(node, ARM_TOOLKIT, *INSTALL, expect=1)
+    assert message(run.lines[-1]) == ("[ERROR] The architecture of the package (aarch64) does not match the "
+                                      "system (x86_64).")
+    node.exec(["sh", "-c", "mkdir -p /usr/local/Ascend && chmod 777 /usr/local/Ascend"])
+    run = testing.run_package(node, TOOLKIT, *INSTALL, expect=1)
+    assert "/usr/local/Ascend" in run.lines[-1] and "755" in run.lines[-1]
+    node.exec(["chmod", "755", "/usr/local/Ascend"])
+    node.set_faults({"disk_full": True})
+    run = testing.run_package(node, TOOLKIT, *INSTALL, expect=1)
+    assert "10G" in run.lines[-1]
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit")
+
+
+def test_killed_toolkit_install_leaves_no_version_file(node):
+    node.set_faults({"installer_killed_midway": "toolkit"})
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=137)
+    assert testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit/8.2.RC1")
+    assert not testing.node_path_exists(node, TOOLKIT_INFO)
+    node.set_faults({"installer_exit_code": {"toolkit": 2}})
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=2)
+    assert testing.node_path_exists(node, TOOLKIT_INFO)
+
+
+def test_uninstall_scripts_remove_everything(node):
+    for package in (TOOLKIT, KERNELS, NNAL, TOOLKIT_85, OPS):
+        testing.run_package(node, package, *INSTALL, expect=0)
+    testing.run_package(node, OPS, "--nox11", "--uninstall", "--quiet", expect=0)
+    testing.run_package(node, KERNELS, "--nox11", "--uninstall", "--quiet", expect=0)
+    for script in ("/usr/local/Ascend/nnal/atb/latest/script/uninstall.sh",
+                   "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/script/uninstall.sh",
+                   "/usr/local/Ascend/cann-8.5.0/x86_64-linux/script/uninstall.sh"):
+        result = node.exec([script])
+        assert "uninstall success" in result.stdout
+    assert not testing.node_path_exists(node, "/usr/local/Ascend")
