@@ -192,6 +192,33 @@ PROMPT_ANSWERS = 'y\ny\ny\ny\n'
 TIMEOUT_RC = 124
 
 
+class UnreadAnswers(object):
+    """stdin of an installer that may exit before it reads the answers we offer its prompts.
+
+    A prerequisite failure ends the installer at once; writing the answers then raises a broken
+    pipe, and run_command would report that instead of the installer's own error message.
+    """
+
+    def __init__(self, pipe):
+        self._pipe = pipe
+
+    def write(self, data):
+        try:
+            return self._pipe.write(data)
+        except BrokenPipeError:
+            return 0
+
+    def close(self):
+        try:
+            self._pipe.close()
+        except BrokenPipeError:
+            pass
+
+
+def tolerate_unread_answers(process):
+    process.stdin = UnreadAnswers(process.stdin)
+
+
 def sha256_of(path):
     digest = hashlib.sha256()
     with open(path, 'rb') as handle:
@@ -261,7 +288,8 @@ class Runner(object):
         if timeout:
             command = ['timeout', '--kill-after=30', str(timeout)] + command
         rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
-                                               environ_update=ENVIRONMENT)
+                                               environ_update=ENVIRONMENT,
+                                               before_communicate_callback=tolerate_unread_answers)
         text = out + (('\n' + err) if err.strip() else '')
         self.output += text + '\n'
         self.result['stdout_lines'].extend(text.splitlines())

@@ -165,3 +165,32 @@ def test_absent_uses_the_installed_uninstall_script(node, capsys):
     assert removed['reboot_required'] is True
     gone = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
     assert not gone['changed'] and gone['action'] == 'none'
+
+
+def test_installer_that_exits_before_reading_its_answers_reports_its_own_error(node, capsys):
+    # An installer failing its prerequisites exits before reading stdin; its message must
+    # reach the user, not the broken pipe from writing the prompt answers.
+    src = node['make_driver']('24.1.rc2')
+    (node['packages'] / 'fail').write_text('')
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert result['failed']
+    assert 'HwHiAiUser not exists' in result['msg']
+
+
+def test_unread_answers_swallow_only_a_broken_pipe():
+    class ClosedPipe(object):
+        def write(self, data):
+            raise BrokenPipeError(32, 'Broken pipe')
+
+        def close(self):
+            raise BrokenPipeError(32, 'Broken pipe')
+
+    class FullDisk(object):
+        def write(self, data):
+            raise OSError(28, 'No space left on device')
+
+    answers = ascend_runfile.UnreadAnswers(ClosedPipe())
+    assert answers.write(b'y\n') == 0
+    answers.close()
+    with pytest.raises(OSError):
+        ascend_runfile.UnreadAnswers(FullDisk()).write(b'y\n')
