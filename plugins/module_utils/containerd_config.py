@@ -9,7 +9,7 @@ order, blank lines, quoting, indentation) is written back as it was read.
 Where the runtime goes depends on the config's top-level ``version`` (facts reference section 8):
 
 * 1 -> ``plugins.cri``, 2 -> ``plugins."io.containerd.grpc.v1.cri"``,
-  3 (containerd 2.x) -> ``plugins."io.containerd.cri.v1.runtime"``;
+  3 and 4 (containerd 2.x; ``config default`` of 2.4 writes 4) -> ``plugins."io.containerd.cri.v1.runtime"``;
 * a file *without* ``version`` is read by containerd as version 1 (checked against the real
   containerd 1.6, 1.7 and 2.x: tables under ``io.containerd.grpc.v1.cri`` in such a file are
   ignored), so it is edited as version 1. Huawei's installer writes the version 2 table there,
@@ -56,6 +56,8 @@ CRI_PLUGIN_BY_VERSION = {
     1: 'cri',
     2: 'io.containerd.grpc.v1.cri',
     3: 'io.containerd.cri.v1.runtime',
+    # containerd 2.2 and later write version 4; the CRI runtime table did not move.
+    4: 'io.containerd.cri.v1.runtime',
 }
 # containerd treats a config without `version` as version 1.
 VERSION_WHEN_MISSING = 1
@@ -75,6 +77,11 @@ class ContainerdConfigError(ValueError):
     """The config cannot be edited safely: not TOML, unknown version, or a key of the wrong type."""
 
 
+def _unsupported_version(version):
+    known = ', '.join(str(known_version) for known_version in sorted(CRI_PLUGIN_BY_VERSION))
+    return ContainerdConfigError('unsupported containerd config version %r (known: %s)' % (version, known))
+
+
 def require_tomlkit():
     if tomlkit is None:
         raise TomlkitMissingError('the Python library tomlkit is required to edit containerd configs')
@@ -92,7 +99,7 @@ def state_file_path(config_path):
 def minimal_config(version):
     """Text of a config holding nothing but its version, the start of a drop-in file."""
     if version not in CRI_PLUGIN_BY_VERSION:
-        raise ContainerdConfigError('unsupported containerd config version %r (known: 1, 2, 3)' % (version,))
+        raise _unsupported_version(version)
     return 'version = %d\n\n' % version
 
 
@@ -106,12 +113,12 @@ def parse_config(text):
 
 
 def config_version(document):
-    """The version containerd will read the document as: 1, 2 or 3."""
+    """The version containerd will read the document as: 1, 2, 3 or 4."""
     if 'version' not in document:
         return VERSION_WHEN_MISSING
     version = _plain(document['version'])
     if isinstance(version, bool) or version not in CRI_PLUGIN_BY_VERSION:
-        raise ContainerdConfigError('unsupported containerd config version %r (known: 1, 2, 3)' % (version,))
+        raise _unsupported_version(version)
     return version
 
 

@@ -77,13 +77,13 @@ options:
     default: false
   config_version:
     description:
-      - Config version (V(1), V(2) or V(3)) of a file this module creates. Given, a missing O(path) is
+      - Config version (V(1), V(2), V(3) or V(4)) of a file this module creates. Given, a missing O(path) is
         created holding only C(version = <config_version>) and the runtime instead of the output of
         C(containerd config default); use it for drop-in files.
       - For an existing file it must equal the version containerd reads the file as, else the module fails
         rather than write tables containerd would ignore.
     type: int
-    choices: [1, 2, 3]
+    choices: [1, 2, 3, 4]
 requirements:
   - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
 notes:
@@ -322,7 +322,7 @@ def main():
             default=dict(type='bool', default=True),
             state=dict(type='str', default='present', choices=['present', 'absent']),
             backup=dict(type='bool', default=False),
-            config_version=dict(type='int', choices=[1, 2, 3]),
+            config_version=dict(type='int', choices=[1, 2, 3, 4]),
         ),
         supports_check_mode=True,
     )

@@ -59,7 +59,7 @@ def containerd_binaries():
 
 
 def supports(label, version):
-    # containerd 1.x knows config versions 1 and 2; 2.x also reads 3 (and migrates 1 and 2).
+    # containerd 1.x knows config versions 1 and 2; 2.x also reads 3 and 4 (and migrates 1 and 2).
     return version <= 2 or label.startswith('v2')
 
 
@@ -159,7 +159,7 @@ def test_not_default_leaves_the_default_alone():
 
 
 def test_minimal_drop_in_is_created_and_removed_completely():
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4):
         base = containerd_config.minimal_config(version)
         new, record, info = containerd_config.add_runtime(base, 'ascend', BINARY, True)
         assert info['config_version'] == version
@@ -196,7 +196,7 @@ def test_invalid_toml_is_refused_with_its_location():
 
 
 def test_unknown_version_and_wrong_types_are_refused():
-    with pytest.raises(containerd_config.ContainerdConfigError, match='version 4'):
+    with pytest.raises(containerd_config.ContainerdConfigError, match='version 5'):
         containerd_config.add_runtime(fixture('unsupported-version.toml'), 'ascend', BINARY, True)
     with pytest.raises(containerd_config.ContainerdConfigError, match='not a table'):
         containerd_config.add_runtime('version = 2\nplugins = "none"\n', 'ascend', BINARY, True)
