@@ -405,4 +405,3 @@ def describe_conflicts(conflicts):
         sentences.append('%s do not fit together: %s would fit (source: %s)' % (
             have, ' or '.join(conflict['fits']), conflict['source']))
     return '; '.join(sentences)
-

@@ -283,7 +283,7 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
         if path_member is not None:
             text = _replace_value(text, path_member.value, json.dumps(runtime_path, ensure_ascii=False))
         else:
-            text, _ = _insert_member(text, runtime_node, 'path', runtime_path, unit, key_separator)
+            text = _insert_member(text, runtime_node, 'path', runtime_path, unit, key_separator)[0]
 
     root = _root(text)
     current_default = parse_config(text).get('default-runtime')
@@ -295,7 +295,7 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
             text = _replace_value(text, default_member.value, json.dumps(name, ensure_ascii=False))
         else:
             record['previous_default'] = None
-            text, _ = _insert_member(text, root, 'default-runtime', name, unit, key_separator)
+            text = _insert_member(text, root, 'default-runtime', name, unit, key_separator)[0]
     elif not make_default and current_default == name:
         text = _restore_default(text, record)
     return text, record

@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: ascend_compat
 short_description: Check that an Ascend driver, firmware and CANN stack fit together
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Checks the desired stack (from the controller) together with what the node has against the
     collection's compatibility matrix, a list of rows from public Huawei, torch_npu, MindSpore and

@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: ascend_facts
 short_description: Gather facts about Huawei Ascend NPUs and their installed software
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Finds the Ascend NPUs on the PCI bus (vendor C(19e5)) from C(/sys/bus/pci/devices), falling back
     to C(lspci -vmm -nn) when sysfs cannot be read.

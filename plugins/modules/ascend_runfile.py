@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: ascend_runfile
 short_description: Install, upgrade or uninstall one Huawei Ascend .run package idempotently
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Installs, upgrades or uninstalls one Huawei Ascend C(.run) package (NPU driver, NPU firmware, CANN
     toolkit, CANN kernels, CANN ops, NNAL, Ascend Docker Runtime) that is already on the node.
@@ -267,7 +267,10 @@ class Runner(object):
     def __init__(self, module, component):
         self.module = module
         self.component = component
+        # Ansible reads a result with a non-zero or null rc as failed unless it says otherwise;
+        # Huawei's installers exit 2 on success and nothing runs when the version is installed.
         self.result = {
+            'failed': False,
             'changed': False, 'component': component, 'action': 'none', 'reason': '',
             'package_version': None, 'version_before': None, 'version_after': None,
             'reboot_required': False, 'cmd': [], 'commands': [], 'rc': None,
@@ -338,8 +341,8 @@ def describe_package(module, src, component):
         module.fail_json(msg='%s is a %s package, which this module does not manage (managed: %s)'
                          % (package['filename'], package['component'], ', '.join(runfile.MANAGED_COMPONENTS)))
     if component and component != package['component']:
-        module.fail_json(msg='component is %s but %s is a %s package' % (component, package['filename'],
-                                                                          package['component']))
+        module.fail_json(msg='component is %s but %s is a %s package'
+                         % (component, package['filename'], package['component']))
     return package
 
 

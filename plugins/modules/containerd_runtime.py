@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: containerd_runtime
 short_description: Register the Ascend Docker Runtime (or another runc wrapper) in a containerd config
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Adds (or removes) the runtime O(name) in containerd's CRI plugin configuration and optionally makes
     it the default runtime, editing the TOML file in place.
@@ -149,7 +149,7 @@ backup_file:
   type: str
   sample: /etc/containerd/config.toml.12345.2025-01-01@10:00:00~
 restart_needed:
-  description: Whether containerd must be restarted for the change to take effect (equals RV(changed)).
+  description: Whether containerd must be restarted for the change to take effect (the same as C(changed)).
   returned: always
   type: bool
 state_file:

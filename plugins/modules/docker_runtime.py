@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: docker_runtime
 short_description: Register the Ascend Docker Runtime (or another OCI runtime) in Docker's daemon.json
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Adds (or removes) the member C(runtimes.<name>) of Docker's C(daemon.json) - an object with C(path) set to
     O(runtime_path) and an empty C(runtimeArgs) list - and optionally makes it the C(default-runtime), as
@@ -107,7 +107,7 @@ backup_file:
   type: str
   sample: /etc/docker/daemon.json.12345.2025-01-01@10:00:00~
 restart_needed:
-  description: Whether Docker must be restarted for the change to take effect (equals RV(changed)).
+  description: Whether Docker must be restarted for the change to take effect (the same as C(changed)).
   returned: always
   type: bool
 state_file:

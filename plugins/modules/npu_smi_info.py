@@ -12,7 +12,7 @@ DOCUMENTATION = r'''
 module: npu_smi_info
 short_description: Read the state of Huawei Ascend NPUs with npu-smi
 version_added: 1.0.0
-author: npu.ascend contributors
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Runs C(npu-smi info) and returns the tool and driver versions, one entry per chip (health, power,
     temperature, memory) and the processes using the NPUs.

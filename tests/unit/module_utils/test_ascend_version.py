@@ -105,14 +105,14 @@ def test_shuffled_list_sorts_into_release_order():
 def test_ordering_is_a_consistent_total_order():
     texts = sorted(set(itertools.chain.from_iterable(ORDERED_PAIRS + EQUAL_PAIRS)))
     versions = [AscendVersion(text) for text in texts]
-    for a, b in itertools.product(versions, repeat=2):
-        assert compare_versions(a, b) == -compare_versions(b, a)
-        assert (a < b) + (a == b) + (a > b) == 1
-    for a, b, c in itertools.product(versions, repeat=3):
-        if a <= b and b <= c:
-            assert a <= c, (a, b, c)
-        if a < b and b < c:
-            assert a < c, (a, b, c)
+    for low, high in itertools.product(versions, repeat=2):
+        assert compare_versions(low, high) == -compare_versions(high, low)
+        assert (low < high) + (low == high) + (low > high) == 1
+    for low, middle, high in itertools.product(versions, repeat=3):
+        if low <= middle <= high:
+            assert low <= high, (low, middle, high)
+        if low < middle < high:
+            assert low < high, (low, middle, high)
 
 
 @pytest.mark.parametrize('junk', [

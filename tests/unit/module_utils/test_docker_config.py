@@ -72,14 +72,14 @@ def test_add_keeps_every_other_member_and_absent_restores_bytes(name):
 
 
 def test_layout_follows_the_file():
-    new, _ = docker_config.add_runtime(fixture('mirrors-logs-2space.json'), 'ascend', RUNTIME, True)
+    new, _record = docker_config.add_runtime(fixture('mirrors-logs-2space.json'), 'ascend', RUNTIME, True)
     assert '\n  "runtimes": {\n    "ascend": {\n      "path": "%s",\n      "runtimeArgs": []\n    }\n  },\n' % RUNTIME in new
     assert new.endswith('\n  "default-runtime": "ascend"\n}\n')
-    tabs, _ = docker_config.add_runtime(fixture('tabs.json'), 'ascend', RUNTIME, True)
+    tabs, _record = docker_config.add_runtime(fixture('tabs.json'), 'ascend', RUNTIME, True)
     assert '\n\t"runtimes": {\n\t\t"ascend": {\n' in tabs
-    empty, _ = docker_config.add_runtime('{}\n', 'ascend', RUNTIME, False)
+    empty, _record = docker_config.add_runtime('{}\n', 'ascend', RUNTIME, False)
     assert empty == '{\n    "runtimes": {\n        "ascend": {\n            "path": "%s",\n            "runtimeArgs": []\n        }\n    }\n}\n' % RUNTIME
-    one_line, _ = docker_config.add_runtime(fixture('compact-one-line.json'), 'ascend', RUNTIME, True)
+    one_line, _record = docker_config.add_runtime(fixture('compact-one-line.json'), 'ascend', RUNTIME, True)
     assert one_line.startswith('{"log-driver":"journald","log-opts":{"tag":"{{.Name}}"},"runtimes":{')
     json.loads(one_line)
 
@@ -96,7 +96,7 @@ def test_previous_default_comes_back():
 
 def test_huawei_installed_file_is_already_in_place_and_absent_removes_both():
     original = fixture('huawei-installed.json')
-    new, _ = docker_config.add_runtime(original, 'ascend', RUNTIME, True)
+    new, _record = docker_config.add_runtime(original, 'ascend', RUNTIME, True)
     assert new == original
     removed = docker_config.remove_runtime(original, 'ascend')
     assert parsed(removed) == OrderedDict([('runtimes', OrderedDict())])
@@ -104,12 +104,12 @@ def test_huawei_installed_file_is_already_in_place_and_absent_removes_both():
 
 def test_existing_runtime_keeps_its_arguments_and_gets_its_path_corrected():
     text = '{\n  "runtimes": {\n    "ascend": {"path": "/old/path", "runtimeArgs": ["--debug"]}\n  }\n}\n'
-    new, _ = docker_config.add_runtime(text, 'ascend', RUNTIME, False)
+    new, _record = docker_config.add_runtime(text, 'ascend', RUNTIME, False)
     assert new == text.replace('/old/path', RUNTIME)
 
 
 def test_not_default_removes_a_default_it_did_not_set():
-    new, _ = docker_config.add_runtime(fixture('huawei-installed.json'), 'ascend', RUNTIME, False)
+    new, _record = docker_config.add_runtime(fixture('huawei-installed.json'), 'ascend', RUNTIME, False)
     assert 'default-runtime' not in parsed(new)
     json.loads(new)
 
