@@ -387,7 +387,7 @@ def build(component, chip, version, arch, soc, out_dir, install_seconds=0.0):
         # gzip -n keeps the compressed stream free of names and times.
         environment = dict(os.environ, LC_ALL="C", GZIP="-n", TZ="UTC")
         result = subprocess.run(command, cwd=work, env=environment, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, universal_newlines=True)
+                                stderr=subprocess.STDOUT, universal_newlines=True, check=False)
         if result.returncode != 0:
             raise SystemExit("build.py: makeself failed for %s:\n%s" % (filename, result.stdout))
         target = os.path.join(out_dir, filename)

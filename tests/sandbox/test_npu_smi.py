@@ -27,7 +27,7 @@ INFO_SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("sample, family", INFO_SAMPLES, ids=[sample for sample, _ in INFO_SAMPLES])
+@pytest.mark.parametrize("sample, family", INFO_SAMPLES, ids=[sample for sample, _family in INFO_SAMPLES])
 def test_info_renders_the_sample_byte_for_byte(sample, family):
     hardware = testing.hardware_from_info_sample(sample, family)
     tool_version, driver_version = testing.versions_of_info_sample(sample)

@@ -47,10 +47,10 @@ def run_archive(path, *args, home):
     environment = dict(os.environ, LC_ALL="C", HOME=str(home), TMPDIR=str(home))
     # One stream, as a terminal shows it: makeself writes its progress to stderr mid-line.
     return subprocess.run([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, env=environment, stdin=subprocess.DEVNULL)
+                          universal_newlines=True, env=environment, stdin=subprocess.DEVNULL, check=False)
 
 
-@pytest.mark.parametrize("spec, expected", REAL_NAMES, ids=[name for _, name in REAL_NAMES])
+@pytest.mark.parametrize("spec, expected", REAL_NAMES, ids=[name for _spec, name in REAL_NAMES])
 def test_archive_is_named_like_huaweis_and_round_trips(tmp_path, spec, expected):
     component, chip, version, arch, soc = spec
     path = build(tmp_path, component, chip, version, arch, soc)

@@ -1127,7 +1127,7 @@ def run_uninstall_script(package, argv):
     # <ip>/cann-<ver>/<arch>-linux/script, <ip>/nnal/atb/<ver>/script.
     levels = 3 if component == "toolkit" and installer.new_layout() else 4
     root = PAYLOAD_DIR
-    for _ in range(levels):
+    for _level in range(levels):
         root = os.path.dirname(root)
     installer.options["--install-path"] = root
     return installer.uninstall()
