@@ -1,0 +1,142 @@
+# Entry points for developers and CI. Every target does its own set-up on a fresh Debian
+# bookworm machine (as root) and costs next to nothing when that set-up is already done.
+#
+#   make demo        simulated fleet up, then playbooks/site.yml against it
+#   make demo-down   remove the simulated fleet
+#   make test        deps venv lint sanity unit sandbox-test molecule, stopping at the first failure
+#   make build       the collection tarball in .cache/dist/
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3.11
+VENV := .venv
+VENV_BIN := $(CURDIR)/$(VENV)/bin
+REQUIREMENTS_STAMP := $(VENV)/.requirements.sha256
+COLLECTION_LINK := .cache/collections/ansible_collections/npu/ascend
+SANITY_ROOT := .cache/sanity/ansible_collections/npu/ascend
+DIST_DIR := .cache/dist
+FLEET := $(VENV_BIN)/python sandbox/fleet.py
+
+# What the host needs: podman (with runc, which sandbox/podman/containers.conf selects, and
+# iptables, which netavark needs to give the nodes a route to the Debian mirror) runs the nodes,
+# debootstrap builds their image, makeself builds the fake Huawei packages, containerd is the
+# runtime the roles configure, git lists the files `make sanity` checks. apt's recommended
+# packages are kept: podman's (catatonit, slirp4netns, aardvark-dns) are part of a working set-up.
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates
+
+TEST_STAGES := deps venv lint sanity unit sandbox-test molecule
+
+export PATH := $(VENV_BIN):$(PATH)
+export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+ifneq ($(shell id -u),0)
+SUDO := sudo
+endif
+
+.PHONY: help deps venv collection-link lint sanity unit sandbox-test molecule test build demo demo-down
+
+help:
+	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
+
+deps:
+	@missing=""; \
+	for package in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q '^install ok installed$$' \
+	    || missing="$$missing $$package"; \
+	done; \
+	if [ -z "$$missing" ]; then \
+	  echo "deps: Debian packages already installed"; \
+	else \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q$$missing; \
+	fi
+
+# The venv is rebuilt from scratch whenever requirements.txt changes, so it never holds
+# packages that are no longer pinned.
+venv: collection-link
+	@wanted=$$(sha256sum requirements.txt | cut -d' ' -f1); \
+	if [ "$$(cat $(REQUIREMENTS_STAMP) 2>/dev/null)" = "$$wanted" ]; then \
+	  echo "venv: $(VENV) matches requirements.txt"; \
+	else \
+	  echo "venv: creating $(VENV) from requirements.txt"; \
+	  rm -rf $(VENV); \
+	  $(PYTHON) -m venv $(VENV); \
+	  $(VENV_BIN)/pip install --quiet --requirement requirements.txt; \
+	  $(VENV_BIN)/pip check; \
+	  echo "$$wanted" > $(REQUIREMENTS_STAMP); \
+	fi
+
+collection-link:
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@[ "$$(readlink $(COLLECTION_LINK) 2>/dev/null)" = "../../../.." ] || ln -sfn ../../../.. $(COLLECTION_LINK)
+
+lint: venv
+	ansible-lint
+	antsibull-changelog lint
+
+# ansible-test only accepts a collection at .../ansible_collections/<namespace>/<name>, so it
+# runs on a copy of the files git knows about (tracked, or new and not ignored). The copy gets a
+# repository of its own because ansible-test lists files with git and the copy lies in an ignored
+# directory of this one.
+sanity: venv
+	rm -rf $(SANITY_ROOT)
+	mkdir -p $(SANITY_ROOT)
+	git ls-files -z --cached --others --exclude-standard \
+	  | while IFS= read -r -d '' path; do if [ -e "$$path" ]; then printf '%s\0' "$$path"; fi; done \
+	  | tar --null --files-from=- --create --file=- \
+	  | tar --directory=$(SANITY_ROOT) --extract --file=-
+	git -C $(SANITY_ROOT) init --quiet
+	$(VENV_BIN)/python tests/sanity/provide_get_pip.py
+	cd $(SANITY_ROOT) && ansible-test sanity --venv --python 3.11 --color no
+
+unit: venv
+	pytest tests/unit
+
+sandbox-test: venv
+	$(FLEET) image
+	pytest tests/sandbox
+
+molecule: venv
+	@scenarios=$$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -r -n1 basename | sort); \
+	if [ -z "$$scenarios" ]; then echo "molecule: no scenario found under molecule/" >&2; exit 1; fi; \
+	for scenario in $$scenarios; do \
+	  echo "molecule: scenario $$scenario"; \
+	  molecule test --scenario-name "$$scenario"; \
+	done
+
+# Each stage runs as its own make so the banner can show how long it took.
+test:
+	@timings=""; \
+	for stage in $(TEST_STAGES); do \
+	  printf '\n======== make %s ========\n' "$$stage"; \
+	  started=$$(date +%s); \
+	  if $(MAKE) "$$stage"; then \
+	    elapsed=$$(( $$(date +%s) - started )); \
+	    printf '======== make %s passed in %ss ========\n' "$$stage" "$$elapsed"; \
+	    timings="$$timings$$(printf '%-14s %5ss' "$$stage" "$$elapsed")\n"; \
+	  else \
+	    elapsed=$$(( $$(date +%s) - started )); \
+	    printf '======== make %s FAILED after %ss ========\n' "$$stage" "$$elapsed"; \
+	    exit 1; \
+	  fi; \
+	done; \
+	printf '\n======== stage timings ========\n%b' "$$timings"
+
+build: venv
+	mkdir -p $(DIST_DIR)
+	ansible-galaxy collection build --force --output-path $(DIST_DIR) .
+
+demo: deps venv
+	$(FLEET) image
+	$(FLEET) packages
+	$(FLEET) up
+	ansible-playbook -i inventories/sandbox playbooks/site.yml
+
+demo-down: venv
+	$(FLEET) down
