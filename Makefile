@@ -38,7 +38,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link lint sanity unit sandbox-test molecule test build demo demo-down
+.PHONY: help deps venv collection-link lint sanity containerd-builds unit sandbox-test molecule test build demo demo-down
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -95,7 +95,12 @@ sanity: venv
 	$(VENV_BIN)/python tests/sanity/provide_get_pip.py
 	cd $(SANITY_ROOT) && ansible-test sanity --venv --python 3.11 --color no
 
-unit: venv
+# Debian ships containerd 1.6 only; the unit tests also check the configs we write against
+# containerd 1.7 and 2.x, built once from the Go module proxy and cached under ~/.cache/npu-ascend.
+containerd-builds:
+	bash tests/containerd/build.sh
+
+unit: venv containerd-builds
 	pytest tests/unit
 
 sandbox-test: venv
