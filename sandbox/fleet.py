@@ -1,0 +1,954 @@
+"""The simulated Ascend fleet: node image, per-node fake hardware, podman containers.
+
+Usable as a CLI (`python3 sandbox/fleet.py --help`) and as a library
+(`from sandbox.fleet import Fleet, NodeSpec`, or loaded by path) by molecule and pytest.
+Needs only the standard library and PyYAML.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SANDBOX_DIR = REPO_ROOT / "sandbox"
+IMAGE_RECIPE_DIR = SANDBOX_DIR / "image"
+PODMAN_WRAPPER = SANDBOX_DIR / "podman.sh"
+PACKAGE_BUILDER = SANDBOX_DIR / "packages" / "build.py"
+STATE_ROOT = REPO_ROOT / ".cache" / "sandbox"
+NODES_STATE_DIR = STATE_ROOT / "nodes"
+PACKAGES_OUT_DIR = STATE_ROOT / "packages"
+DEFAULT_INVENTORY = REPO_ROOT / "inventories" / "sandbox"
+ROOTFS_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "npu-ascend"
+
+NODE_GROUP = "sandbox_nodes"
+IMAGE_REPOSITORY = "localhost/npu-ascend-node"
+DEBIAN_SUITE = "bookworm"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+LABEL_PREFIX = "npu-ascend.sandbox"
+
+# uname -m of the node -> Debian and OCI spellings
+ARCHITECTURES = {
+    "x86_64": {"debian": "amd64", "oci": "amd64", "binfmt": None},
+    "aarch64": {"debian": "arm64", "oci": "arm64", "binfmt": "qemu-aarch64"},
+}
+
+HUAWEI_PCI_VENDOR = "0x19e5"
+PROCESSING_ACCELERATOR_CLASS = "0x120000"
+
+# What each simulated server looks like on the PCI bus and in npu-smi. Bus ids are listed in
+# the order of NPU ids, as a real server's `npu-smi info` shows them.
+PRODUCTS = {
+    "Atlas 800I A2": {
+        "chip_family": "910b",
+        "default_chip_name": "910B4",
+        "pci_device": "d802",
+        "subsystem_device": "0x3002",
+        "revision": "0x20",
+        "chips_per_npu": 1,
+        "board_id": "0x33",
+        "bus_ids": ["0000:c1:00.0", "0000:c2:00.0", "0000:81:00.0", "0000:82:00.0",
+                    "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"],
+        "power_w": 87.2,
+        "temp_c": 33,
+        "hbm_total_mb": 32768,
+        "memory_total_mb": 0,
+        "hot_reset": False,
+    },
+    "Atlas 300I Duo": {
+        "chip_family": "310p",
+        "default_chip_name": "310P3",
+        "pci_device": "d500",
+        "subsystem_device": "0x0110",
+        "revision": "0x23",
+        "chips_per_npu": 2,
+        # Not known from a real card: npu-smi shows it as unknown.
+        "board_id": None,
+        # one card = two chips; a second and third card sit behind other root ports
+        "bus_ids": ["0000:01:00.0", "0000:06:00.0", "0000:81:00.0", "0000:86:00.0",
+                    "0000:c1:00.0", "0000:c6:00.0"],
+        "power_w": None,
+        "temp_c": 54,
+        "hbm_total_mb": 0,
+        "memory_total_mb": 44213,
+        "hot_reset": False,
+    },
+}
+
+# Documented in docs/development.md; a key outside this list is written anyway (the fake
+# packages may learn new faults first) but gets a warning, to catch typos.
+KNOWN_FAULTS = {
+    "driver_dkms_failure", "installer_killed_midway", "disk_full", "no_kernel_headers",
+    "unhealthy_chips", "npu_smi_error", "installer_exit_code", "install_seconds",
+}
+
+# Components whose package file names carry the chip (facts reference, section 1).
+CHIP_SPECIFIC_COMPONENTS = {"driver", "firmware", "kernels", "ops"}
+
+BOOT_TIMEOUT_SECONDS = 180
+# A node of a foreign architecture runs under qemu user emulation.
+EMULATION_SLOWDOWN = 4
+COMMAND_ENV = dict(os.environ, LC_ALL="C")
+
+
+class SandboxError(Exception):
+    """A failure the user can act on: the message names the host, the cause and the fix."""
+
+
+def log(message):
+    print("fleet: " + message, file=sys.stderr, flush=True)
+
+
+def run(argv, check=True, capture=True, input=None, **kwargs):
+    return subprocess.run(
+        [str(part) for part in argv], check=check, input=input, env=COMMAND_ENV,
+        stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE if capture else None,
+        universal_newlines=True, **kwargs)
+
+
+def require_tool(tool, why):
+    if shutil.which(tool) is None:
+        raise SandboxError("%s is not installed on this host (%s); run `make deps`" % (tool, why))
+
+
+def podman(*args, check=True, capture=True, input=None):
+    require_tool("podman", "it runs the sandbox nodes")
+    result = run([PODMAN_WRAPPER] + list(args), check=False, capture=capture, input=input)
+    if check and result.returncode != 0:
+        raise SandboxError("podman %s failed (exit %d): %s" % (
+            " ".join(str(a) for a in args[:3]), result.returncode, (result.stderr or "").strip()))
+    return result
+
+
+def atomic_write(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=str(path.parent), prefix="." + path.name + ".")
+    with os.fdopen(handle, "w") as stream:
+        stream.write(text)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, str(path))
+
+
+def tree_digest(root, digest):
+    """Feeds every file under root (path, kind, content or link target) into digest.
+
+    Only what git records counts (not directory modes or the umask), so that every checkout of
+    one commit gets the same hash.
+    """
+    for path in sorted(Path(root).rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            kind, payload = "link", os.readlink(str(path)).encode()
+        elif path.is_file():
+            kind = "exec" if os.access(str(path), os.X_OK) else "file"
+            payload = path.read_bytes()
+        else:
+            continue
+        digest.update(("%s\0%s\0%d\0" % (relative, kind, len(payload))).encode())
+        digest.update(payload)
+
+
+# ---------------------------------------------------------------------------------------------
+# Node image
+
+
+def base_rootfs_packages():
+    lines = (IMAGE_RECIPE_DIR / "packages.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def base_rootfs_hash(arch):
+    # Only what debootstrap sees: editing the overlay must not cost a new debootstrap.
+    digest = hashlib.sha256()
+    digest.update(("%s %s %s %s\n" % (DEBIAN_SUITE, DEBIAN_MIRROR, arch, ",".join(base_rootfs_packages()))).encode())
+    return digest.hexdigest()[:12]
+
+
+def image_hash(arch):
+    digest = hashlib.sha256()
+    digest.update(("arch=%s\n" % arch).encode())
+    tree_digest(IMAGE_RECIPE_DIR, digest)
+    return digest.hexdigest()[:12]
+
+
+def image_name(arch):
+    return "%s:%s" % (IMAGE_REPOSITORY, image_hash(arch))
+
+
+def check_arch(arch, host=None):
+    if arch not in ARCHITECTURES:
+        raise SandboxError("%sunknown architecture %r; use one of %s" % (
+            "%s: " % host if host else "", arch, ", ".join(sorted(ARCHITECTURES))))
+    binfmt = ARCHITECTURES[arch]["binfmt"]
+    if binfmt and os.uname().machine != arch and not Path("/proc/sys/fs/binfmt_misc", binfmt).exists():
+        raise SandboxError(
+            "%snodes of architecture %s need qemu user emulation, which is not enabled on this host; "
+            "run `python3 sandbox/fleet.py enable-foreign-arch` (it changes the host's binfmt_misc "
+            "registry, so it is opt-in)" % ("%s: " % host if host else "", arch))
+
+
+def unmount_below(directory):
+    prefix = str(directory).rstrip("/") + "/"
+    with open("/proc/mounts") as mounts:
+        targets = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+    for target in sorted(targets, key=len, reverse=True):
+        run(["umount", "--lazy", target], check=False)
+
+
+def build_base_rootfs(arch):
+    """Returns the cached debootstrap tarball for arch, making it when missing."""
+    tarball = ROOTFS_CACHE_DIR / ("rootfs-%s-%s.tar" % (base_rootfs_hash(arch), arch))
+    if tarball.exists():
+        log("reusing debootstrap result %s" % tarball)
+        return tarball
+    require_tool("debootstrap", "it makes the node image")
+    ROOTFS_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(dir=str(ROOTFS_CACHE_DIR), prefix="debootstrap-") as work:
+        root = Path(work) / "root"
+        argv = ["debootstrap", "--variant=minbase", "--arch=" + ARCHITECTURES[arch]["debian"],
+                "--include=" + ",".join(base_rootfs_packages()), DEBIAN_SUITE, root, DEBIAN_MIRROR]
+        log("debootstrap %s (%s), a few minutes: %s" % (DEBIAN_SUITE, arch, " ".join(str(a) for a in argv)))
+        try:
+            result = run(argv, check=False)
+        finally:
+            # A debootstrap that dies midway leaves /proc and /sys mounted in the target; removing
+            # the directory would then walk into the host's /proc.
+            unmount_below(root)
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+            raise SandboxError("debootstrap of the %s node image failed (exit %d); check that %s is "
+                               "reachable and the names in sandbox/image/packages.txt exist:\n%s"
+                               % (arch, result.returncode, DEBIAN_MIRROR, tail))
+        partial = Path(work) / "rootfs.tar"
+        run(["tar", "--numeric-owner", "--xattrs", "-C", root, "-cf", partial, "."])
+        os.replace(str(partial), str(tarball))
+    log("debootstrap done in %.0f s, cached as %s" % (time.monotonic() - started, tarball))
+    return tarball
+
+
+def image_exists(name):
+    return podman("image", "exists", name, check=False).returncode == 0
+
+
+def build_image(arch="x86_64"):
+    """Builds localhost/npu-ascend-node:<recipe hash> unless it exists; returns its name."""
+    check_arch(arch)
+    name = image_name(arch)
+    if image_exists(name):
+        log("image %s is up to date" % name)
+        return name
+    ROOTFS_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    # Several test sessions may start at once; one builds, the others wait and reuse it.
+    with open(str(ROOTFS_CACHE_DIR / ("build-%s.lock" % arch)), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("waiting for another build of the %s node image" % arch)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if image_exists(name):
+            log("image %s is up to date" % name)
+            return name
+        return build_image_locked(arch, name)
+
+
+def build_image_locked(arch, name):
+    started = time.monotonic()
+    tarball = build_base_rootfs(arch)
+    with tempfile.TemporaryDirectory(dir=str(ROOTFS_CACHE_DIR), prefix="image-") as work:
+        root = Path(work) / "root"
+        root.mkdir()
+        run(["tar", "--numeric-owner", "--xattrs", "-C", root, "-xpf", tarball])
+        overlay = IMAGE_RECIPE_DIR / "rootfs"
+        run(["cp", "-a", "--no-preserve=ownership", str(overlay) + "/.", root])
+        with open(str(IMAGE_RECIPE_DIR / "customize.sh")) as script:
+            result = subprocess.run(["chroot", str(root), "/bin/sh", "-s"], stdin=script, env=COMMAND_ENV, check=False,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        if result.returncode != 0:
+            raise SandboxError("sandbox/image/customize.sh failed in the %s image (exit %d); fix the "
+                               "recipe:\n%s" % (arch, result.returncode, result.stdout.strip()))
+        tar = subprocess.Popen(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-c", "."],
+                               stdout=subprocess.PIPE, env=COMMAND_ENV)
+        importer = subprocess.run(
+            [str(PODMAN_WRAPPER), "import", "--arch", ARCHITECTURES[arch]["oci"],
+             "--change", "CMD=/sbin/init", "--change", "STOPSIGNAL=SIGRTMIN+3",
+             "--change", "LABEL=%s.recipe=%s" % (LABEL_PREFIX, image_hash(arch)),
+             "--message", "npu.ascend sandbox node (%s)" % arch, "-", name],
+            stdin=tar.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+            env=COMMAND_ENV, check=False)
+        tar.stdout.close()
+        tar.wait()
+        if importer.returncode != 0 or tar.returncode != 0:
+            raise SandboxError("podman import of %s failed: %s" % (name, importer.stderr.strip()))
+    log("image %s built in %.0f s" % (name, time.monotonic() - started))
+    remove_superseded_images(arch, name)
+    return name
+
+
+def remove_superseded_images(arch, current):
+    """Drops node images of older recipes for arch; podman keeps those a container still uses."""
+    listed = podman("images", "--format", "{{.Repository}}:{{.Tag}}", "--filter",
+                    "reference=%s" % IMAGE_REPOSITORY, check=False).stdout.split()
+    for name in listed:
+        if name == current:
+            continue
+        image_arch = podman("image", "inspect", "--format", "{{.Architecture}}", name, check=False).stdout.strip()
+        if image_arch != ARCHITECTURES[arch]["oci"]:
+            continue
+        if podman("rmi", name, check=False).returncode == 0:
+            log("removed superseded image %s" % name)
+        else:
+            log("kept superseded image %s: a node still uses it (`fleet.py up --recreate` moves it on)" % name)
+
+
+def enable_foreign_arch():
+    """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host)."""
+    if not (shutil.which("qemu-aarch64-static") and shutil.which("update-binfmts")):
+        run(["apt-get", "install", "-y", "qemu-user-static", "binfmt-support"], capture=False)
+    if not Path("/proc/sys/fs/binfmt_misc/status").exists():
+        run(["mount", "-t", "binfmt_misc", "binfmt_misc", "/proc/sys/fs/binfmt_misc"])
+    run(["update-binfmts", "--enable", "qemu-aarch64"], check=False)
+    if not Path("/proc/sys/fs/binfmt_misc/qemu-aarch64").exists():
+        raise SandboxError("qemu-aarch64 is still not registered in /proc/sys/fs/binfmt_misc; "
+                           "check `update-binfmts --display qemu-aarch64`")
+    log("qemu-aarch64 registered: aarch64 nodes can run")
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-node simulated hardware
+
+
+class NodeSpec:
+    """One simulated server: its product, chips and initial faults."""
+
+    def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
+                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None):
+        if product not in PRODUCTS:
+            raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
+                               "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
+        model = PRODUCTS[product]
+        self.name = name
+        self.product = product
+        self.chip_name = chip_name or model["default_chip_name"]
+        self.chips_per_npu = int(chips_per_npu or model["chips_per_npu"])
+        if self.chips_per_npu != model["chips_per_npu"]:
+            raise SandboxError("%s: an %s has %d chip(s) per NPU, not %d; fix sandbox_chips_per_npu"
+                               % (name, product, model["chips_per_npu"], self.chips_per_npu))
+        self.npu_count = int(npu_count if npu_count is not None else len(model["bus_ids"]) // self.chips_per_npu)
+        if self.npu_count * self.chips_per_npu > len(model["bus_ids"]):
+            raise SandboxError("%s: an %s in the sandbox has at most %d NPUs; lower sandbox_npu_count "
+                               "or add bus ids to PRODUCTS in sandbox/fleet.py"
+                               % (name, product, len(model["bus_ids"]) // self.chips_per_npu))
+        self.npu_ids = list(npu_ids) if npu_ids else list(range(self.npu_count))
+        if len(self.npu_ids) != self.npu_count:
+            raise SandboxError("%s: sandbox_npu_ids lists %d ids for %d NPUs; make them agree"
+                               % (name, len(self.npu_ids), self.npu_count))
+        if arch not in ARCHITECTURES:
+            raise SandboxError("%s: unknown sandbox_arch %r; use one of %s"
+                               % (name, arch, ", ".join(sorted(ARCHITECTURES))))
+        self.arch = arch
+        self.unhealthy_chips = [list(entry) for entry in unhealthy_chips or ()]
+        self.faults = dict(faults or {})
+
+    @classmethod
+    def from_host_vars(cls, name, host_vars):
+        missing = [key for key in ("sandbox_product",) if key not in host_vars]
+        if missing:
+            raise SandboxError("%s: missing %s in its host_vars; see inventories/sandbox/host_vars"
+                               % (name, ", ".join(missing)))
+        return cls(name, host_vars["sandbox_product"], host_vars.get("sandbox_chip_name"),
+                   host_vars.get("sandbox_npu_count"), host_vars.get("sandbox_chips_per_npu"),
+                   host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
+                   host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"))
+
+    @property
+    def state_dir(self):
+        return NODES_STATE_DIR / self.name
+
+    def chip_health(self, npu_id, chip_id):
+        for entry in self.unhealthy_chips:
+            if entry[0] == npu_id and entry[1] == chip_id:
+                return entry[2] if len(entry) > 2 else "Critical"
+        return "OK"
+
+    def hardware(self):
+        model = PRODUCTS[self.product]
+        bus_ids = iter(model["bus_ids"])
+        npus = []
+        for npu_id in self.npu_ids:
+            chips = []
+            for chip_id in range(self.chips_per_npu):
+                chips.append({
+                    "chip_id": chip_id,
+                    "bus_id": next(bus_ids).upper(),
+                    "health": self.chip_health(npu_id, chip_id),
+                    "power_w": model["power_w"] if chip_id == 0 else None,
+                    "temp_c": model["temp_c"],
+                    "hbm_total_mb": model["hbm_total_mb"],
+                    "memory_total_mb": model["memory_total_mb"],
+                })
+            npus.append({"npu_id": npu_id, "chips": chips})
+        return {
+            "product": self.product,
+            "chip_family": model["chip_family"],
+            "chip_name": self.chip_name,
+            "pci_device": model["pci_device"],
+            "pci_revision": model["revision"],
+            "subsystem_vendor": HUAWEI_PCI_VENDOR,
+            "subsystem_device": model["subsystem_device"],
+            "arch": self.arch,
+            "hot_reset": model["hot_reset"],
+            "board_id": model["board_id"],
+            "npus": npus,
+        }
+
+    def hardware_fingerprint(self):
+        return hashlib.sha256(json.dumps(self.hardware(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def pci_config_space(vendor, device, revision, class_code, subsystem_vendor, subsystem_device):
+    """The first 256 bytes of a type-0 PCI configuration header, as lspci reads them from sysfs."""
+    config = bytearray(256)
+    config[0x00:0x02] = int(vendor, 16).to_bytes(2, "little")
+    config[0x02:0x04] = int(device, 16).to_bytes(2, "little")
+    config[0x04:0x06] = (0x0006).to_bytes(2, "little")  # memory space + bus master enabled
+    config[0x08] = int(revision, 16)
+    config[0x09:0x0c] = int(class_code, 16).to_bytes(3, "little")  # prog-if, subclass, class
+    config[0x2c:0x2e] = int(subsystem_vendor, 16).to_bytes(2, "little")
+    config[0x2e:0x30] = int(subsystem_device, 16).to_bytes(2, "little")
+    return bytes(config)
+
+
+def write_fake_sysfs(spec, sysfs_dir):
+    hardware = spec.hardware()
+    device = "0x" + hardware["pci_device"]
+    for npu in hardware["npus"]:
+        for chip in npu["chips"]:
+            function_dir = Path(sysfs_dir) / chip["bus_id"].lower()
+            function_dir.mkdir(parents=True)
+            attributes = {
+                "vendor": HUAWEI_PCI_VENDOR,
+                "device": device,
+                "class": PROCESSING_ACCELERATOR_CLASS,
+                "subsystem_vendor": hardware["subsystem_vendor"],
+                "subsystem_device": hardware["subsystem_device"],
+                "revision": hardware["pci_revision"],
+                "modalias": "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X" % (
+                    int(HUAWEI_PCI_VENDOR, 16), int(device, 16), int(hardware["subsystem_vendor"], 16),
+                    int(hardware["subsystem_device"], 16), 0x12, 0x00, 0x00),
+                "numa_node": "-1",
+                "enable": "1",
+            }
+            for attribute, value in attributes.items():
+                (function_dir / attribute).write_text(value + "\n")
+            (function_dir / "config").write_bytes(pci_config_space(
+                HUAWEI_PCI_VENDOR, device, hardware["pci_revision"], PROCESSING_ACCELERATOR_CLASS,
+                hardware["subsystem_vendor"], hardware["subsystem_device"]))
+
+
+def prepare_node_state(spec):
+    """(Re)creates .cache/sandbox/nodes/<host>/{sysfs,hardware} for a node about to be created."""
+    state = spec.state_dir
+    if state.exists():
+        shutil.rmtree(str(state))
+    write_fake_sysfs(spec, state / "sysfs")
+    atomic_write(state / "hardware" / "hardware.json", json.dumps(spec.hardware(), indent=2) + "\n")
+    write_faults(spec.name, spec.faults)
+
+
+def faults_path(host):
+    return NODES_STATE_DIR / host / "hardware" / "faults.json"
+
+
+def write_faults(host, faults):
+    unknown = sorted(set(faults) - KNOWN_FAULTS)
+    if unknown:
+        log("%s: warning: fault key(s) %s are not in docs/development.md" % (host, ", ".join(unknown)))
+    # The node sees this file through a directory bind mount, so the atomic rename is visible there.
+    atomic_write(faults_path(host), json.dumps(faults, indent=2, sort_keys=True) + "\n")
+
+
+def read_faults(host):
+    path = faults_path(host)
+    if not path.exists():
+        raise SandboxError("%s: no sandbox state at %s; run `python3 sandbox/fleet.py up` first"
+                           % (host, path.parent.parent))
+    return json.loads(path.read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# Inventory
+
+
+def load_yaml(path):
+    with open(str(path)) as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def load_vars_dir(base, name):
+    """Variables of <base>/<name> the way Ansible finds them: the directory <name>/ (every
+    .yml/.yaml/.json file in it, sorted) wins over <name>.yml, <name>.yaml, <name>.json."""
+    merged = {}
+    directory = base / name
+    if directory.is_dir():
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and path.suffix in (".yml", ".yaml", ".json"):
+                merged.update(load_yaml(path))
+        return merged
+    for suffix in (".yml", ".yaml", ".json"):
+        candidate = base / (name + suffix)
+        if candidate.is_file():
+            merged.update(load_yaml(candidate))
+            break
+    return merged
+
+
+def inventory_hosts(inventory_dir, group=NODE_GROUP):
+    """{host: {var: value}} for every host in group (directly or through child groups).
+
+    Reads only what the sandbox needs: hosts.yml inline vars, group_vars of the group chain
+    and host_vars. Jinja expressions are not rendered (sandbox_* values must be literals).
+    """
+    inventory_dir = Path(inventory_dir)
+    hosts_file = next((inventory_dir / name for name in ("hosts.yml", "hosts.yaml")
+                       if (inventory_dir / name).is_file()), None)
+    if hosts_file is None:
+        raise SandboxError("no hosts.yml in inventory %s; pass --inventory <dir with hosts.yml>" % inventory_dir)
+    tree = load_yaml(hosts_file)
+    groups = {}
+
+    def collect(name, body, parents):
+        body = body or {}
+        entry = groups.setdefault(name, {"hosts": {}, "children": [], "vars": {}, "parents": set()})
+        entry["parents"].update(parents)
+        entry["vars"].update(body.get("vars") or {})
+        for host, host_vars in (body.get("hosts") or {}).items():
+            entry["hosts"].setdefault(host, {}).update(host_vars or {})
+        for child, child_body in (body.get("children") or {}).items():
+            entry["children"].append(child)
+            collect(child, child_body, {name})
+
+    for name, body in tree.items():
+        collect(name, body, set())
+    if group not in groups:
+        raise SandboxError("inventory %s has no group %s; the sandbox nodes must be in it" % (hosts_file, group))
+
+    def hosts_of(name):
+        found = dict(groups[name]["hosts"])
+        for child in groups[name]["children"]:
+            for host, host_vars in hosts_of(child).items():
+                found.setdefault(host, {}).update(host_vars)
+        return found
+
+    def ancestry(name):
+        chain = []
+        for parent in groups.get(name, {}).get("parents", ()):
+            chain.extend(ancestry(parent))
+        chain.append(name)
+        return chain
+
+    host_groups = {}
+    for name in groups:
+        for host in hosts_of(name):
+            host_groups.setdefault(host, set()).add(name)
+    result = {}
+    for host, inline_vars in hosts_of(group).items():
+        merged = {}
+        merged.update(load_vars_dir(inventory_dir / "group_vars", "all"))
+        ordered = []
+        for name in sorted(host_groups[host]):
+            for ancestor in ancestry(name):
+                if ancestor not in ordered and ancestor != "all":
+                    ordered.append(ancestor)
+        for name in ordered:
+            merged.update(groups[name]["vars"])
+            merged.update(load_vars_dir(inventory_dir / "group_vars", name))
+        merged.update(inline_vars)
+        merged.update(load_vars_dir(inventory_dir / "host_vars", host))
+        result[host] = merged
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The fleet
+
+
+class Fleet:
+    """A set of sandbox nodes; every method works on all of them (or the named ones)."""
+
+    def __init__(self, specs, inventory_vars=None):
+        self.specs = {spec.name: spec for spec in specs}
+        self.inventory_vars = inventory_vars or {}
+
+    @classmethod
+    def from_inventory(cls, inventory_dir=DEFAULT_INVENTORY, limit=None):
+        hosts = inventory_hosts(inventory_dir)
+        if limit:
+            unknown = sorted(set(limit) - set(hosts))
+            if unknown:
+                raise SandboxError("--limit names %s, not in group %s of %s"
+                                   % (", ".join(unknown), NODE_GROUP, inventory_dir))
+            hosts = {host: host_vars for host, host_vars in hosts.items() if host in limit}
+        return cls([NodeSpec.from_host_vars(host, host_vars) for host, host_vars in sorted(hosts.items())],
+                   hosts)
+
+    def spec(self, host):
+        if host not in self.specs:
+            raise SandboxError("%s is not a sandbox node of this inventory (known: %s)"
+                               % (host, ", ".join(sorted(self.specs)) or "none"))
+        return self.specs[host]
+
+    # -- containers ---------------------------------------------------------------------------
+
+    @staticmethod
+    def inspect(host):
+        result = podman("container", "inspect", host, check=False)
+        if result.returncode != 0:
+            return None
+        return json.loads(result.stdout)[0]
+
+    def up(self, recreate=False):
+        for spec in self.specs.values():
+            self.up_node(spec, recreate)
+        for spec in self.specs.values():
+            self.wait_running(spec.name)
+
+    def up_node(self, spec, recreate=False):
+        check_arch(spec.arch, spec.name)
+        image = build_image(spec.arch)
+        fingerprint = spec.hardware_fingerprint()
+        current = self.inspect(spec.name)
+        if current is not None:
+            labels = current["Config"].get("Labels") or {}
+            changes = []
+            if labels.get(LABEL_PREFIX + ".image") != image:
+                changes.append("image %s -> %s" % (labels.get(LABEL_PREFIX + ".image"), image))
+            if labels.get(LABEL_PREFIX + ".hardware") != fingerprint:
+                changes.append("hardware description changed")
+            if not spec.state_dir.exists():
+                changes.append("state directory %s is gone" % spec.state_dir)
+            if changes and not recreate:
+                raise SandboxError("%s: the running node is out of date (%s); run `python3 sandbox/fleet.py "
+                                   "up --recreate --limit %s` to replace it (its installed software is lost)"
+                                   % (spec.name, "; ".join(changes), spec.name))
+            if not changes:
+                if current["State"]["Status"] != "running":
+                    log("%s: starting the existing node" % spec.name)
+                    podman("start", spec.name)
+                else:
+                    log("%s: already running with image %s and the same hardware, left alone"
+                        % (spec.name, image))
+                return
+            log("%s: recreating (%s)" % (spec.name, "; ".join(changes)))
+            self.remove_node(spec.name)
+        prepare_node_state(spec)
+        log("%s: starting %s (%s, %d NPU x %d chip, %s)" % (
+            spec.name, image, spec.product, spec.npu_count, spec.chips_per_npu, spec.arch))
+        try:
+            self.run_node(spec, image, fingerprint)
+        except SandboxError as error:
+            raise SandboxError("%s: could not start the node: %s; `python3 sandbox/fleet.py down --limit %s` "
+                               "clears what is left, then retry" % (spec.name, error, spec.name))
+
+    @staticmethod
+    def run_node(spec, image, fingerprint):
+        podman("run", "--detach", "--name", spec.name, "--hostname", spec.name,
+               "--privileged", "--systemd=always", "--restart=always",
+               "--arch", ARCHITECTURES[spec.arch]["oci"],
+               "--label", "%s=1" % LABEL_PREFIX,
+               "--label", "%s.image=%s" % (LABEL_PREFIX, image),
+               "--label", "%s.hardware=%s" % (LABEL_PREFIX, fingerprint),
+               "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
+               "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
+               image, "/sbin/init")
+
+    def wait_running(self, host, timeout=None, after_marker=None):
+        """Waits for systemd to finish booting; with after_marker, for a boot other than that one."""
+        if timeout is None:
+            timeout = BOOT_TIMEOUT_SECONDS
+            if self.spec(host).arch != os.uname().machine:
+                timeout *= EMULATION_SLOWDOWN
+        deadline = time.monotonic() + timeout
+        state = "no answer"
+        while time.monotonic() < deadline:
+            result = podman("exec", host, "systemctl", "is-system-running", check=False)
+            state = (result.stdout or "").strip() or (result.stderr or "").strip()
+            if state in ("running", "degraded"):
+                if after_marker is not None and self.boot_marker(host) == after_marker:
+                    time.sleep(1)
+                    continue
+                break
+            time.sleep(1)
+        else:
+            raise SandboxError("%s: systemd did not finish booting within %d s (last state: %s); "
+                               "see `python3 sandbox/fleet.py exec %s -- journalctl -b`"
+                               % (host, timeout, state, host))
+        if state == "degraded":
+            failed = podman("exec", host, "systemctl", "--failed", "--no-legend", "--plain",
+                            check=False).stdout.strip()
+            raise SandboxError("%s: systemd is degraded, failed units:\n%s\nfix the image recipe in "
+                               "sandbox/image/ (mask or repair those units)" % (host, failed))
+        log("%s: systemd running" % host)
+
+    @staticmethod
+    def boot_marker(host):
+        return podman("exec", host, "/usr/local/libexec/ascend-sandbox/bootmarker").stdout.strip()
+
+    def reboot(self, host, wait=True):
+        before = self.boot_marker(host)
+        # The container exits during the call, so podman's own exit status means nothing here.
+        podman("exec", host, "systemctl", "reboot", check=False)
+        if wait:
+            self.wait_running(host, after_marker=before)
+        return before
+
+    @staticmethod
+    def remove_node(host):
+        podman("rm", "--force", "--volumes", "--time", "10", host, check=False)
+
+    def down(self):
+        for spec in self.specs.values():
+            self.remove_node(spec.name)
+            if spec.state_dir.exists():
+                shutil.rmtree(str(spec.state_dir))
+            log("%s: removed" % spec.name)
+        for directory in (NODES_STATE_DIR,):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+
+    def status(self):
+        rows = []
+        for spec in self.specs.values():
+            current = self.inspect(spec.name)
+            if current is None:
+                rows.append((spec.name, "absent", "-", "-", spec.product))
+                continue
+            rows.append((spec.name, current["State"]["Status"], current.get("ImageName", "-"),
+                         str(current.get("RestartCount", 0)), spec.product))
+        return rows
+
+    def exec(self, host, argv, check=True, input=None, interactive=False):
+        self.spec(host)
+        flags = ["--interactive"] if (interactive or input is not None) else []
+        if interactive and sys.stdin.isatty():
+            flags.append("--tty")
+        if interactive:
+            return run([PODMAN_WRAPPER, "exec"] + flags + [host] + list(argv), check=False, capture=False)
+        result = podman("exec", *(flags + [host] + list(argv)), check=False, input=input)
+        if check and result.returncode != 0:
+            raise subprocess.CalledProcessError(result.returncode, list(argv), result.stdout, result.stderr)
+        return result
+
+    def copy_in(self, host, host_path, node_path):
+        self.spec(host)
+        podman("cp", str(host_path), "%s:%s" % (host, node_path))
+
+    # -- faults -------------------------------------------------------------------------------
+
+    def set_faults(self, host, faults):
+        self.spec(host)
+        write_faults(host, faults)
+
+    def update_faults(self, host, changes=None, clear=None):
+        self.spec(host)
+        faults = read_faults(host)
+        if clear is not None:
+            for key in clear or list(faults):
+                faults.pop(key, None)
+        faults.update(changes or {})
+        write_faults(host, faults)
+        return faults
+
+    # -- packages -----------------------------------------------------------------------------
+
+    def package_plan(self):
+        """(component, chip, version, arch) for every fake package the inventory's nodes need."""
+        wanted = {}
+        for host, spec in self.specs.items():
+            versions = self.inventory_vars.get(host, {}).get("sandbox_package_versions") or {}
+            for component, version in versions.items():
+                chip = PRODUCTS[spec.product]["chip_family"]
+                # One toolkit/nnal/runtime file serves every chip: build it once.
+                key = (component, chip if component in CHIP_SPECIFIC_COMPONENTS else None,
+                       str(version), spec.arch)
+                wanted[key] = min(chip, wanted.get(key, chip))
+        return sorted((component, chip, version, arch)
+                      for (component, _chip_key, version, arch), chip in wanted.items())
+
+    def build_packages(self, out_dir=PACKAGES_OUT_DIR):
+        if not PACKAGE_BUILDER.exists():
+            raise SandboxError("%s does not exist yet (engineer D's fake package builder); nothing to "
+                               "build" % PACKAGE_BUILDER)
+        plan = self.package_plan()
+        if not plan:
+            raise SandboxError("no sandbox_package_versions in the inventory; set it in "
+                               "inventories/sandbox/group_vars/sandbox_nodes.yml")
+        out_dir = Path(out_dir)
+        stamps = out_dir / ".built"
+        stamps.mkdir(parents=True, exist_ok=True)
+        builder_sources = [path for path in PACKAGE_BUILDER.parent.rglob("*")
+                           if path.is_file() and "__pycache__" not in path.parts]
+        newest_source = max(path.stat().st_mtime for path in builder_sources)
+        built = []
+        for component, chip, version, arch in plan:
+            stamp = stamps / ("%s_%s_%s_%s.json" % (component, chip, version, arch))
+            if stamp.exists():
+                outputs = [out_dir / name for name in json.loads(stamp.read_text())]
+                if outputs and all(path.exists() and path.stat().st_mtime >= newest_source for path in outputs):
+                    log("%s %s (%s, %s): up to date" % (component, version, chip, arch))
+                    built.extend(outputs)
+                    continue
+            before = {path.name: path.stat().st_mtime for path in out_dir.iterdir() if path.is_file()}
+            argv = [sys.executable, PACKAGE_BUILDER, "--component", component, "--chip", chip,
+                    "--version", version, "--arch", arch, "--out", out_dir]
+            result = run(argv, check=False)
+            if result.returncode != 0:
+                raise SandboxError("building the fake %s %s package (%s, %s) failed (exit %d); run `%s` to "
+                                   "see why:\n%s" % (component, version, chip, arch, result.returncode,
+                                                     " ".join(str(a) for a in argv),
+                                                     (result.stderr or result.stdout).strip()))
+            outputs = sorted(path.name for path in out_dir.iterdir()
+                             if path.is_file() and before.get(path.name) != path.stat().st_mtime)
+            atomic_write(stamp, json.dumps(outputs) + "\n")
+            log("%s %s (%s, %s): built %s" % (component, version, chip, arch, ", ".join(outputs) or "nothing"))
+            built.extend(out_dir / name for name in outputs)
+        write_checksums(out_dir)
+        return built
+
+
+def write_checksums(out_dir):
+    """SHA256SUMS over every package in out_dir, in sha256sum's format, as the roles expect
+    beside the packages on the controller."""
+    lines = []
+    for path in sorted(Path(out_dir).glob("*.run")):
+        digest = hashlib.sha256()
+        with open(str(path), "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        lines.append("%s  %s\n" % (digest.hexdigest(), path.name))
+    atomic_write(Path(out_dir) / "SHA256SUMS", "".join(lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def parse_fault_assignments(host, assignments):
+    faults = {}
+    for assignment in assignments:
+        key, separator, value = assignment.partition("=")
+        if not separator or not key:
+            raise SandboxError("%s: %r is not key=<json value>, e.g. disk_full=true or "
+                               "installer_killed_midway='\"driver\"'" % (host, assignment))
+        try:
+            faults[key] = json.loads(value)
+        except ValueError:
+            raise SandboxError("%s: the value of %s is not JSON (%r); quote strings as JSON, e.g. "
+                               "%s='\"driver\"'" % (host, key, value, key))
+    return faults
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="fleet.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--inventory", default=str(DEFAULT_INVENTORY),
+                        help="inventory directory with hosts.yml and host_vars/ (default: %(default)s)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    image = commands.add_parser("image", help="build the node image if it is missing")
+    image.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
+    image.add_argument("--print-name", action="store_true", help="only print the image name for this recipe")
+
+    up = commands.add_parser("up", help="start the inventory's nodes (idempotent)")
+    up.add_argument("--limit", help="comma-separated hosts")
+    up.add_argument("--recreate", action="store_true", help="replace nodes whose image or hardware changed")
+
+    down = commands.add_parser("down", help="remove the nodes and their state")
+    down.add_argument("--limit", help="comma-separated hosts")
+
+    status = commands.add_parser("status", help="table of nodes")
+    status.add_argument("--limit", help="comma-separated hosts")
+
+    reboot = commands.add_parser("reboot", help="reboot a node (systemctl reboot inside) and wait")
+    reboot.add_argument("host")
+
+    fault = commands.add_parser("fault", help="change a node's injected faults")
+    fault_commands = fault.add_subparsers(dest="fault_command", required=True)
+    fault_set = fault_commands.add_parser("set", help="set faults: key=<json value> ...")
+    fault_set.add_argument("host")
+    fault_set.add_argument("assignments", nargs="+", metavar="key=value")
+    fault_clear = fault_commands.add_parser("clear", help="clear the named faults (all without keys)")
+    fault_clear.add_argument("host")
+    fault_clear.add_argument("keys", nargs="*")
+    fault_show = fault_commands.add_parser("show", help="print a node's faults.json")
+    fault_show.add_argument("host")
+
+    exec_parser = commands.add_parser("exec", help="run a command in a node: exec <host> -- cmd...")
+    exec_parser.add_argument("host")
+    exec_parser.add_argument("argv", nargs=argparse.REMAINDER)
+
+    commands.add_parser("packages", help="build the fake .run packages the inventory asks for")
+    commands.add_parser("enable-foreign-arch",
+                        help="register qemu-aarch64 in the host's binfmt_misc (opt-in, changes the host)")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "image":
+            if args.print_name:
+                print(image_name(args.arch))
+            else:
+                print(build_image(args.arch))
+            return 0
+        if args.command == "enable-foreign-arch":
+            enable_foreign_arch()
+            return 0
+        limit = args.limit.split(",") if getattr(args, "limit", None) else None
+        fleet = Fleet.from_inventory(args.inventory, limit)
+        if args.command == "up":
+            started = time.monotonic()
+            fleet.up(recreate=args.recreate)
+            log("up: %d node(s) ready in %.0f s" % (len(fleet.specs), time.monotonic() - started))
+        elif args.command == "down":
+            fleet.down()
+        elif args.command == "status":
+            rows = [("NODE", "STATE", "IMAGE", "RESTARTS", "PRODUCT")] + fleet.status()
+            widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+            for row in rows:
+                print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        elif args.command == "reboot":
+            fleet.spec(args.host)
+            before = fleet.reboot(args.host)
+            log("%s: rebooted (boot %s -> %s)" % (args.host, before, fleet.boot_marker(args.host)))
+        elif args.command == "fault":
+            if args.fault_command == "set":
+                faults = fleet.update_faults(args.host, parse_fault_assignments(args.host, args.assignments))
+            elif args.fault_command == "clear":
+                faults = fleet.update_faults(args.host, clear=args.keys)
+            else:
+                fleet.spec(args.host)
+                faults = read_faults(args.host)
+            print(json.dumps(faults, sort_keys=True))
+        elif args.command == "exec":
+            argv_in_node = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            if not argv_in_node:
+                raise SandboxError("%s: nothing to run; usage: fleet.py exec %s -- cmd..." % (args.host, args.host))
+            return fleet.exec(args.host, argv_in_node, check=False, interactive=True).returncode
+        elif args.command == "packages":
+            for path in fleet.build_packages():
+                print(path)
+        return 0
+    except SandboxError as error:
+        print("fleet: error: %s" % error, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
