@@ -23,9 +23,10 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # What the host needs: podman (with runc, which sandbox/podman/containers.conf selects, and
 # iptables, which netavark needs to give the nodes a route to the Debian mirror) runs the nodes,
 # debootstrap builds their image, makeself builds the fake Huawei packages, containerd is the
-# runtime the roles configure, git lists the files `make sanity` checks. apt's recommended
-# packages are kept: podman's (catatonit, slirp4netns, aardvark-dns) are part of a working set-up.
-DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates
+# runtime the roles configure, git lists the files `make sanity` checks, and ansible-test's
+# shellcheck test needs shellcheck. apt's recommended packages are kept: podman's (catatonit,
+# slirp4netns, aardvark-dns) are part of a working set-up.
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck
 
 TEST_STAGES := deps venv lint sanity unit sandbox-test molecule
 
