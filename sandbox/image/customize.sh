@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Run by sandbox/fleet.py inside the debootstrapped root (chroot) after the rootfs/ overlay
 # has been copied in. Part of the image recipe: any change here makes a new image.
 set -eu
