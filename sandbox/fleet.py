@@ -757,6 +757,7 @@ class Fleet:
     def set_faults(self, host, faults):
         self.spec(host)
         write_faults(host, faults)
+        self.apply_faults(host)
 
     def update_faults(self, host, changes=None, clear=None):
         self.spec(host)
@@ -766,7 +767,19 @@ class Fleet:
                 faults.pop(key, None)
         faults.update(changes or {})
         write_faults(host, faults)
+        self.apply_faults(host)
         return faults
+
+    def apply_faults(self, host):
+        """Make a running node act on its new faults.json before returning.
+
+        The node's path unit would republish the kernel headers repository too, but later: an apt
+        run started right after a fault change would race it.
+        """
+        current = self.inspect(host)
+        if current is None or current["State"]["Status"] != "running":
+            return
+        self.exec(host, ["python3", "/usr/local/libexec/ascend-sandbox/boot", "--publish-headers-only"])
 
     # -- packages -----------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ SOFTWARE_PATHS = [
 RESET_SCRIPT = r"""
 set -e
 rm -rf {paths}
-find /var/lib/ascend-sandbox -mindepth 1 -maxdepth 1 ! -name apt -exec rm -rf {{}} +
+find /var/lib/ascend-sandbox -mindepth 1 -maxdepth 1 ! -name apt ! -name 'apt-publish*' -exec rm -rf {{}} +
 rm -f /dev/davinci* /dev/devmm_svm /dev/hisi_hdc
 """.format(paths=" ".join(SOFTWARE_PATHS))
 
