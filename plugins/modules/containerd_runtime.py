@@ -160,72 +160,17 @@ state_file:
 '''
 
 import hashlib
-import json
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config
+from ansible_collections.npu.ascend.plugins.module_utils import containerd_config, runtime_config_files
 
 NEW_FILE_MODE = '0644'
-STATE_FORMAT = 1
 
 
 def _sha256(text):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
-
-
-def _read(module, path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8')
-    except UnicodeDecodeError as error:
-        module.fail_json(msg='%s is not UTF-8 text: %s' % (path, to_native(error)))
-    except (IOError, OSError) as error:
-        module.fail_json(msg='cannot read %s: %s' % (path, to_native(error)))
-
-
-def _write_atomically(module, path, text, is_new):
-    directory = os.path.dirname(path) or '.'
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
-    try:
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(text.encode('utf-8'))
-        # atomic_move keeps an existing file's mode, owner and SELinux context.
-        module.atomic_move(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    if is_new:
-        module.set_mode_if_different(path, NEW_FILE_MODE, False)
-
-
-def _load_records(module, state_path):
-    if not os.path.exists(state_path):
-        return {}
-    try:
-        with open(state_path) as handle:
-            content = json.load(handle)
-        return dict(content.get('runtimes') or {})
-    except (IOError, OSError, ValueError, AttributeError) as error:
-        module.fail_json(msg='cannot read the record of earlier changes %s: %s; move it away to start afresh'
-                         % (state_path, to_native(error)))
-
-
-def _save_records(state_path, records):
-    if not records:
-        if os.path.exists(state_path):
-            os.unlink(state_path)
-        return
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(state_path) or '.',
-                                         prefix=os.path.basename(state_path) + '.')
-    with os.fdopen(handle, 'w') as stream:
-        json.dump({'format': STATE_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
-        stream.write('\n')
-    os.rename(temporary, state_path)
 
 
 def _default_config(module):
@@ -258,14 +203,14 @@ def run(module):
     if not exists and params['state'] == 'absent':
         module.exit_json(**result)
     if exists:
-        before = _read(module, path)
+        before = runtime_config_files.read_config(module, path)
         base = before
     elif params['config_version']:
         before, base = '', containerd_config.minimal_config(params['config_version'])
     else:
         before, base = '', _default_config(module)
 
-    records = _load_records(module, result['state_file'])
+    records = runtime_config_files.load_records(module, result['state_file'])
     record = records.get(name)
     try:
         version, plugin = containerd_config.describe(base)
@@ -302,14 +247,14 @@ def run(module):
         if remove_file:
             os.unlink(path)
         else:
-            _write_atomically(module, path, after, is_new=not exists)
+            runtime_config_files.write_config_atomically(module, path, after, None if exists else NEW_FILE_MODE)
     if params['state'] == 'present' and result['changed']:
         records[name] = record
-        _save_records(result['state_file'], records)
+        runtime_config_files.save_records(result['state_file'], records)
     elif params['state'] == 'absent' and name in records:
         # The registration is gone (by this run or by hand): its record has served its purpose.
         records.pop(name)
-        _save_records(result['state_file'], records)
+        runtime_config_files.save_records(result['state_file'], records)
     module.exit_json(**result)
 
 

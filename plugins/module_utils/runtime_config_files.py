@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""File handling shared by the container runtime config modules (containerd_runtime, docker_runtime).
+
+Each module edits an engine's config file it does not own, so the file is read as UTF-8, replaced
+atomically (keeping its mode, owner and SELinux context), and what the module changed is kept in a
+record file beside it, so that state=absent can undo exactly that.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+
+from ansible.module_utils.common.text.converters import to_native
+
+RECORD_FORMAT = 1
+
+
+def read_config(module, path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read().decode('utf-8')
+    except UnicodeDecodeError as error:
+        module.fail_json(msg='%s is not UTF-8 text: %s' % (path, to_native(error)))
+    except (IOError, OSError) as error:
+        module.fail_json(msg='cannot read %s: %s' % (path, to_native(error)))
+
+
+def write_config_atomically(module, path, text, new_file_mode=None):
+    """Replace path with text; a file created here gets new_file_mode."""
+    directory = os.path.dirname(path) or '.'
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(text.encode('utf-8'))
+        # atomic_move keeps an existing file's mode, owner and SELinux context.
+        module.atomic_move(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    if new_file_mode is not None:
+        module.set_mode_if_different(path, new_file_mode, False)
+
+
+def load_records(module, record_path):
+    if not os.path.exists(record_path):
+        return {}
+    try:
+        with open(record_path) as handle:
+            content = json.load(handle)
+        return dict(content.get('runtimes') or {})
+    except (IOError, OSError, ValueError, AttributeError) as error:
+        module.fail_json(msg='cannot read the record of earlier changes %s: %s; move it away to start afresh'
+                         % (record_path, to_native(error)))
+
+
+def save_records(record_path, records):
+    if not records:
+        if os.path.exists(record_path):
+            os.unlink(record_path)
+        return
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(record_path) or '.',
+                                         prefix=os.path.basename(record_path) + '.')
+    with os.fdopen(handle, 'w') as stream:
+        json.dump({'format': RECORD_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
+        stream.write('\n')
+    os.rename(temporary, record_path)
