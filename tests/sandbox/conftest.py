@@ -103,3 +103,11 @@ def sandbox_node():
         yield SandboxNode(fleet, NODE_NAME)
     finally:
         fleet.down()
+
+
+@pytest.fixture(scope="session")
+def node_packages(sandbox_node, tmp_path_factory):
+    """The fake packages the contract tests run, built once and copied into the session's node."""
+    sys.path.insert(0, str(REPO_ROOT / "sandbox" / "packages"))
+    import testing  # pylint: disable=import-outside-toplevel  # lives beside the builder it drives
+    return testing.install_packages_into_node(sandbox_node, tmp_path_factory.mktemp("packages"), testing.NODE_PACKAGES)

@@ -20,11 +20,6 @@ CANN_PREFIX = re.compile(r"^\[(Toolkit|kernels_910b|ops_910b|NNAL)\] \[\d{8}-\d\
 TOOLKIT_INFO = "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/ascend_toolkit_install.info"
 
 
-@pytest.fixture(scope="module")
-def node_packages(sandbox_node, tmp_path_factory):
-    return testing.install_packages_into_node(sandbox_node, tmp_path_factory.mktemp("packages"), testing.NODE_PACKAGES)
-
-
 @pytest.fixture
 def node(sandbox_node, node_packages):
     sandbox_node.reset()

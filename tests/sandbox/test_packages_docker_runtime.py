@@ -19,11 +19,6 @@ ROOT = "/usr/local/Ascend/Ascend-Docker-Runtime"
 RUNTIME = ROOT + "/ascend-docker-runtime"
 
 
-@pytest.fixture(scope="module")
-def node_packages(sandbox_node, tmp_path_factory):
-    return testing.install_packages_into_node(sandbox_node, tmp_path_factory.mktemp("packages"), testing.NODE_PACKAGES)
-
-
 @pytest.fixture
 def node(sandbox_node, node_packages):
     sandbox_node.reset()

@@ -22,11 +22,6 @@ DRIVER_PREFIX = re.compile(r"^\[Driver\] \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[(I
 FIRMWARE_PREFIX = re.compile(r"^\[Firmware\] \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[(INFO|WARNING|ERROR)\]")
 
 
-@pytest.fixture(scope="module")
-def node_packages(sandbox_node, tmp_path_factory):
-    return testing.install_packages_into_node(sandbox_node, tmp_path_factory.mktemp("packages"), testing.NODE_PACKAGES)
-
-
 @pytest.fixture
 def node(sandbox_node, node_packages):
     sandbox_node.reset()
