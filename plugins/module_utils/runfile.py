@@ -53,6 +53,8 @@ CANN_COMPONENTS = ('toolkit', 'kernels', 'ops', 'nnal')
 INSTALL_ONLY_COMPONENTS = ('kernels', 'ops')
 # Huawei's deployer accepts 2 as success from the HDK installers; its meaning is unconfirmed.
 SUCCESS_RC = {'driver': (0, 2), 'firmware': (0, 2)}
+# A SIGKILL: the shell's 128 + 9, or run_command's -9 when the installer itself was killed.
+KILLED_RC = (137, -9)
 # The only first-release layout change: CANN >= 8.5.0 installs under <ip>/cann-<ver>.
 CANN_LAYOUT_CHANGE = '8.5.0'
 
@@ -513,6 +515,16 @@ def interpret_result(component, action, rc, output):
     if ok:
         result['message'] = '%s %s finished (rc=%s)' % (component, action, rc)
         return result
+    if failure is None and rc in KILLED_RC:
+        # A SIGKILL leaves only the shell's "Killed" behind, which says nothing about what to do.
+        failure = {'cause': 'the installer was killed (SIGKILL, rc=%s) before it finished, leaving a partial '
+                            'install' % rc,
+                   'fix': 'find what killed it (the kernel OOM killer in `journalctl -k`, a timeout, an operator), '
+                          'remove the partial install with %s/%s/script/uninstall.sh (delete that directory if the '
+                          'script is missing)%s, then run again'
+                          % (DEFAULT_INSTALL_PATH, component if component in HDK_COMPONENTS else '<component>',
+                             ' and reboot' if component in HDK_COMPONENTS else ''),
+                   'code': None}
     if failure is None:
         last_lines = [strip_log_prefix(line) for line in (output or '').splitlines() if line.strip()]
         failure = {'cause': last_lines[-1] if last_lines else 'the installer printed nothing',

@@ -38,6 +38,8 @@ options:
       - Path of the C(.run) file on the node. It must be executable.
       - Required with O(state=present). With O(state=absent) it is used for the C(--uninstall) of CANN
         packages and the docker runtime when it exists.
+      - In check mode it may be missing (a dry run does not copy the package to a fresh node); the plan is
+        then made from the file name alone, with a warning that O(checksum) and the archive are not checked.
     type: path
   state:
     description:
@@ -84,7 +86,12 @@ options:
     type: int
 notes:
   - Supports check mode (decides and returns the commands it would run, runs nothing) and diff mode
-    (the installed version before and after).
+    (the installed version before and after). Check mode reports the same C(changed) as the real run would,
+    also when O(src) is not on the node yet (the version comes from its file name; O(checksum) and the
+    archive cannot be verified then, which a warning says).
+  - In check mode a missing prerequisite (the CANN toolkit under C(kernels) or C(ops)) is a warning
+    rather than an error, since the toolkit is normally planned by an earlier task of the same dry run;
+    outside check mode it fails as before.
   - Must run as root (C(become=true)).
 seealso:
   - module: npu.ascend.ascend_facts
@@ -364,6 +371,13 @@ def verify_src(module, src, state):
         return False
     exists = os.path.isfile(src)
     if not exists:
+        if state == 'present' and module.check_mode:
+            # A dry run does not copy the package, so on a node that never had it the file is
+            # missing; the plan still follows from the name, which carries the version.
+            module.warn('src %s is not on the node (a dry run does not copy it): the plan is made from its '
+                        'file name, and %s cannot be checked until a real run copies it'
+                        % (src, 'its checksum and archive' if module.params['checksum'] else 'its archive'))
+            return False
         if state == 'present':
             module.fail_json(msg='src %s does not exist on the node; copy the package there first' % src)
         if module.params['checksum']:
@@ -412,7 +426,9 @@ def main():
 
     arch = machine_arch()
     if package and package.get('arch') and state == 'present' and package['arch'] != arch:
-        runner.fail('%s is built for %s but this node is %s' % (package['filename'], package['arch'], arch))
+        runner.fail('%s package %s is built for %s but this node is %s. Fix: use the %s package of version %s '
+                    '(check packages_arch or the package file name you gave)'
+                    % (component, package['filename'], package['arch'], arch, arch, package_version))
     soc = bool(package and package.get('soc'))
     install_for_all = resolve_install_for_all(module, component, soc)
 
@@ -428,12 +444,19 @@ def main():
         runner.fail(plan['reason'])
     if plan['action'] in ('install', 'upgrade'):
         missing = runfile.check_prerequisites(component, package_version, installed)
-        if missing:
+        if missing and module.check_mode:
+            # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
+            # the same run and so not installed yet; the real run still stops here if it is missing.
+            module.warn('%s; a real run fails here unless an earlier task installs it' % missing)
+        elif missing:
             runner.fail(missing)
 
+    # The name alone is enough to build the installer argv a dry run reports for a package the
+    # node does not hold yet; an uninstall must not name a .run file that is not there.
+    planned_src = src if src_exists or (src and state == 'present') else None
     try:
         commands = runfile.build_commands(
-            component, plan['action'], src=src if src_exists else None, install_path=install_path,
+            component, plan['action'], src=planned_src, install_path=install_path,
             install_for_all=install_for_all, extra_args=params['extra_args'], soc=soc,
             uninstall_script=entry['uninstall_script'] if entry else None)
     except ValueError as error:
@@ -456,8 +479,9 @@ def main():
         rc, text = runner.run([src, '--check'], params['timeout'])
         problem = runfile.interpret_archive_check(rc, text)
         if problem:
-            runner.fail('%s: %s. Fix: copy or download the package again and compare its sha256.'
-                        % (os.path.basename(src), problem))
+            runner.fail('%s package %s: %s. Fix: copy or download the package again and compare its sha256 '
+                        'with the one Huawei publishes; a checksum list made from the damaged file does not catch this.'
+                        % (component, os.path.basename(src), problem))
         result['stdout_lines'] = []
         runner.output = ''
 

@@ -316,3 +316,19 @@ def test_kernels_and_ops_need_the_right_toolkit():
     assert runfile.check_prerequisites('kernels', '8.2.RC1', {'toolkit': {'version': '8.2.RC1'}}) is None
     assert '8.5.0' in runfile.check_prerequisites('ops', '8.5.0', {'toolkit': {'version': '8.2.RC1'}})
     assert runfile.check_prerequisites('driver', '25.0.rc1.1', {}) is None
+
+
+def test_a_killed_installer_is_explained_with_a_fix():
+    # The shell reports a SIGKILL with a bare "Killed" line and rc 137; nothing in it says what to do.
+    output = '[Driver] [2025-01-01 10:00:00] [INFO]upgradePercentage:30%\nKilled\n'
+    verdict = runfile.interpret_result('driver', 'install', 137, output)
+    assert not verdict['ok']
+    assert 'killed (SIGKILL, rc=137)' in verdict['cause']
+    assert '/usr/local/Ascend/driver/script/uninstall.sh' in verdict['fix'] and 'and reboot, then run again' in verdict['fix']
+    assert verdict['message'].startswith('driver install failed (rc=137): the installer was killed')
+
+
+def test_a_known_failure_line_wins_over_the_killed_explanation():
+    output = '[Driver] [ERROR]Dkms install failed, details in : var/log/ascend_seclog/ascend_install.log.\nKilled\n'
+    verdict = runfile.interpret_result('driver', 'install', 137, output)
+    assert 'Dkms install failed' in verdict['cause'] and 'kernel headers' in verdict['fix']

@@ -65,6 +65,15 @@ def run_module(capsys, args, check_mode=False):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.fixture
+def warnings(monkeypatch):
+    # Once a controller-side plugin is imported in this process, ansible-core sends module
+    # warnings to the controller's display instead of the result; record them at the source.
+    recorded = []
+    monkeypatch.setattr(ascend_runfile.AnsibleModule, 'warn', lambda module, text, **kwargs: recorded.append(text))
+    return recorded
+
+
 def calls(node):
     log = node['packages'] / 'calls.log'
     return log.read_text().splitlines() if log.exists() else []
@@ -105,6 +114,58 @@ def test_check_mode_runs_nothing(node, capsys):
     assert result['version_after'] == '25.0.rc1.1'
     assert calls(node) == []
     assert not os.path.exists(os.path.join(node['install_path'], 'driver'))
+
+
+def test_check_mode_plans_from_the_name_when_the_package_is_not_on_the_node(node, capsys, warnings):
+    # A dry run on a fresh node: the copy did not happen, so only the name is there to decide from.
+    missing = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % DRIVER_ARCH))
+    result = run_module(capsys, {'src': missing, 'install_path': node['install_path'], 'checksum': '0' * 64},
+                        check_mode=True)
+    assert result['changed'] is True and result['action'] == 'install'
+    assert result['package_version'] == '25.0.rc1.1' and result['version_after'] == '25.0.rc1.1'
+    assert result['cmd'] == [missing, '--nox11', '--full', '--quiet', '--install-for-all',
+                             '--install-path=%s' % node['install_path']]
+    assert any('not on the node' in text and 'checksum' in text for text in warnings)
+    assert calls(node) == []
+
+
+def test_check_mode_without_the_package_reports_no_change_when_that_version_is_installed(node, capsys):
+    src = node['make_driver']('25.0.rc1.1')
+    run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    os.remove(src)
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']}, check_mode=True)
+    assert result['changed'] is False and result['action'] == 'none' and result['cmd'] == []
+
+
+def test_a_missing_package_still_fails_outside_check_mode(node, capsys):
+    missing = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % DRIVER_ARCH))
+    result = run_module(capsys, {'src': missing, 'install_path': node['install_path']})
+    assert result['failed'] and 'does not exist on the node' in result['msg']
+
+
+def test_kernels_before_the_toolkit_warn_in_check_mode_and_fail_for_real(node, capsys, warnings):
+    kernels = str(node['packages'] / ('Ascend-cann-kernels-910b_8.2.RC1_linux-%s.run' % ARCH))
+    planned = run_module(capsys, {'src': kernels, 'install_path': node['install_path']}, check_mode=True)
+    assert planned['changed'] is True and planned['action'] == 'install'
+    assert planned['cmd'][:4] == [kernels, '--nox11', '--install', '--quiet']
+    assert any('needs the CANN toolkit installed first' in text for text in warnings)
+    with open(kernels, 'w') as handle:
+        handle.write('#!/bin/sh\nexit 0\n')
+    os.chmod(kernels, 0o755)
+    real = run_module(capsys, {'src': kernels, 'install_path': node['install_path']})
+    assert real['failed'] and 'needs the CANN toolkit installed first' in real['msg']
+
+
+def test_a_package_for_another_architecture_is_refused_with_the_fix(node, capsys):
+    other = 'aarch64' if ARCH == 'x86_64' else 'x86-64'
+    src = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % other))
+    with open(src, 'w') as handle:
+        handle.write('#!/bin/sh\nexit 0\n')
+    os.chmod(src, 0o755)
+    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    assert result['failed'] and result['msg'].startswith('driver package Ascend-hdk-910b-npu-driver_25.0.rc1.1')
+    assert 'Fix: use the %s package of version 25.0.rc1.1' % ARCH in result['msg']
+    assert calls(node) == []
 
 
 def test_downgrade_is_refused_unless_allowed(node, capsys):
