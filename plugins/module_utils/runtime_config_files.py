@@ -72,3 +72,36 @@ def save_records(record_path, records):
         json.dump({'format': RECORD_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
         stream.write('\n')
     os.rename(temporary, record_path)
+
+
+def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode):
+    """Report the change of the config file and, outside check mode, make it; then exit the module.
+
+    ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
+    to go again, and ``records``/``record`` are the change records of every runtime and of this one.
+    """
+    params = module.params
+    path, name = params['path'], params['name']
+    result['changed'] = result['restart_needed'] = (after != before) or remove_file
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after,
+                          'before_header': path if exists else '%s (absent)' % path,
+                          'after_header': '%s (absent)' % path if remove_file else path}
+
+    if module.check_mode:
+        module.exit_json(**result)
+    if result['changed']:
+        if params['backup'] and exists:
+            result['backup_file'] = module.backup_local(path)
+        if remove_file:
+            os.unlink(path)
+        else:
+            write_config_atomically(module, path, after, None if exists else new_file_mode)
+    if params['state'] == 'present' and result['changed']:
+        records[name] = record
+        save_records(result['state_file'], records)
+    elif params['state'] == 'absent' and name in records:
+        # The registration is gone (by this run or by hand): its record has served its purpose.
+        records.pop(name)
+        save_records(result['state_file'], records)
+    module.exit_json(**result)

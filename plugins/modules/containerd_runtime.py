@@ -233,29 +233,8 @@ def run(module):
                    and record.get('created_file_sha256') == _sha256(after))
     if remove_file:
         after = ''
-    result['changed'] = result['restart_needed'] = (after != before) or remove_file
-    if module._diff:
-        result['diff'] = {'before': before, 'after': after,
-                          'before_header': path if exists else '%s (absent)' % path,
-                          'after_header': '%s (absent)' % path if remove_file else path}
-
-    if module.check_mode:
-        module.exit_json(**result)
-    if result['changed']:
-        if params['backup'] and exists:
-            result['backup_file'] = module.backup_local(path)
-        if remove_file:
-            os.unlink(path)
-        else:
-            runtime_config_files.write_config_atomically(module, path, after, None if exists else NEW_FILE_MODE)
-    if params['state'] == 'present' and result['changed']:
-        records[name] = record
-        runtime_config_files.save_records(result['state_file'], records)
-    elif params['state'] == 'absent' and name in records:
-        # The registration is gone (by this run or by hand): its record has served its purpose.
-        records.pop(name)
-        runtime_config_files.save_records(result['state_file'], records)
-    module.exit_json(**result)
+    runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
+                                  NEW_FILE_MODE)
 
 
 def main():
