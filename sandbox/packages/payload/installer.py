@@ -659,6 +659,24 @@ class CannInstaller(object):
     def progress(self):
         return Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
 
+    def installed_location(self):
+        """Where the package is (or would be) installed, as its messages name it."""
+        return self.install_path
+
+    def manifest_root(self):
+        """The directory the paths in the package's manifest are relative to."""
+        return self.install_path
+
+    def uninstall(self):
+        if not os.path.exists(self.manifest):
+            # unverified wording.
+            self.console.warning("%s is not installed in %s, nothing to uninstall."
+                                 % (self.package_label, self.installed_location()))
+            return 0
+        ascend_sim.remove_recorded(self.manifest, self.manifest_root())
+        self.console.info("%s uninstall success." % self.package_label)
+        return 0
+
 
 class ToolkitInstaller(CannInstaller):
     @property
@@ -727,16 +745,6 @@ class ToolkitInstaller(CannInstaller):
                   'to ~/.bashrc.' % (set_env, set_env)]
         print("\n".join(lines))
 
-    def uninstall(self):
-        if not os.path.exists(self.manifest):
-            # unverified wording.
-            self.console.warning("%s is not installed in %s, nothing to uninstall."
-                                 % (self.package_label, self.install_path))
-            return 0
-        ascend_sim.remove_recorded(self.manifest, self.install_path)
-        self.console.info("%s uninstall success." % self.package_label)
-        return 0
-
 
 class KernelsInstaller(CannInstaller):
     operations = ("--install", "--uninstall", "--devel")
@@ -785,14 +793,11 @@ class KernelsInstaller(CannInstaller):
                           % (self.package_label, self.toolkit_home))
         return self.finish()
 
-    def uninstall(self):
-        if not os.path.exists(self.manifest):
-            self.console.warning("%s is not installed in %s, nothing to uninstall."
-                                 % (self.package_label, self.toolkit_home))
-            return 0
-        ascend_sim.remove_recorded(self.manifest, self.version_dir())
-        self.console.info("%s uninstall success." % self.package_label)
-        return 0
+    def installed_location(self):
+        return self.toolkit_home
+
+    def manifest_root(self):
+        return self.version_dir()
 
 
 class NnalInstaller(CannInstaller):
@@ -835,14 +840,8 @@ class NnalInstaller(CannInstaller):
                           % (self.package_label, os.path.join(self.install_path, "nnal")))
         return self.finish()
 
-    def uninstall(self):
-        if not os.path.exists(self.manifest):
-            self.console.warning("%s is not installed in %s, nothing to uninstall."
-                                 % (self.package_label, self.atb_root))
-            return 0
-        ascend_sim.remove_recorded(self.manifest, self.install_path)
-        self.console.info("%s uninstall success." % self.package_label)
-        return 0
+    def installed_location(self):
+        return self.atb_root
 
 
 # ==========================================================================================
