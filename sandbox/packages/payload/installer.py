@@ -27,6 +27,22 @@ PAYLOAD_DIR = os.path.dirname(os.path.abspath(__file__))
 ALL_USERS_MODE = 0o755
 
 
+def split_options(argv, options, value_options, flag_options, operations):
+    """Record argv's known options in ``options``; return the operations given and the first unknown argument.
+
+    Every installer kind reads its options this way and rejects an unknown one in its own words.
+    """
+    for argument in argv:
+        name = argument.split("=", 1)[0]
+        if "=" in argument and name in value_options:
+            options[name] = argument.split("=", 1)[1]
+        elif argument in flag_options or argument in operations:
+            options[argument] = True
+        else:
+            return [], argument
+    return [argument for argument in argv if argument in operations], None
+
+
 class InstallerExit(Exception):
     def __init__(self, code):
         Exception.__init__(self, code)
@@ -128,15 +144,9 @@ class HdkInstaller(object):
         raise InstallerExit(1)
 
     def parse(self):
-        for argument in self.argv:
-            name = argument.split("=", 1)[0]
-            if "=" in argument and name in self.value_options:
-                self.options[name] = argument.split("=", 1)[1]
-            elif argument in self.flag_options or argument in self.operations:
-                self.options[argument] = True
-            else:
-                self.reject(argument)
-        chosen = [argument for argument in self.argv if argument in self.operations]
+        chosen, unknown = split_options(self.argv, self.options, self.value_options, self.flag_options, self.operations)
+        if unknown is not None:
+            self.reject(unknown)
         if len(chosen) > 1:
             # unverified: Huawei's text for two operations at once is not known.
             self.console.error("ERR_NO:0x0004;ERR_DES: Only one of %s can be given, got %s."
@@ -533,18 +543,12 @@ class CannInstaller(object):
         return ascend_sim.DEFAULT_INSTALL_PATH
 
     def parse(self):
-        for argument in self.argv:
-            name = argument.split("=", 1)[0]
-            if "=" in argument and name in self.value_options:
-                self.options[name] = argument.split("=", 1)[1]
-            elif argument in self.flag_options or argument in self.operations:
-                self.options[argument] = True
-            else:
-                # unverified: the CANN wording for an unknown option.
-                self.console.error("Unrecognized parameters: %s. Try './%s --help' for more information."
-                                   % (argument, run_file_name(self.package)))
-                raise InstallerExit(1)
-        chosen = [argument for argument in self.argv if argument in self.operations]
+        chosen, unknown = split_options(self.argv, self.options, self.value_options, self.flag_options, self.operations)
+        if unknown is not None:
+            # unverified: the CANN wording for an unknown option.
+            self.console.error("Unrecognized parameters: %s. Try './%s --help' for more information."
+                               % (unknown, run_file_name(self.package)))
+            raise InstallerExit(1)
         if len(chosen) > 1:
             self.console.error("Only one of %s can be given, got %s." % (", ".join(self.operations), " ".join(chosen)))
             raise InstallerExit(1)
@@ -870,15 +874,9 @@ class DockerRuntimeInstaller(object):
         raise InstallerExit(1)
 
     def parse(self):
-        for argument in self.argv:
-            name = argument.split("=", 1)[0]
-            if "=" in argument and name in self.value_options:
-                self.options[name] = argument.split("=", 1)[1]
-            elif argument in self.flag_options or argument in self.operations:
-                self.options[argument] = True
-            else:
-                self.fail("failed, unsupported parameters: %s" % argument)
-        chosen = [argument for argument in self.argv if argument in self.operations]
+        chosen, unknown = split_options(self.argv, self.options, self.value_options, self.flag_options, self.operations)
+        if unknown is not None:
+            self.fail("failed, unsupported parameters: %s" % unknown)
         if len(chosen) > 1:
             self.fail("failed, unsupported parameters: %s" % chosen[1])
         self.operation = chosen[0] if chosen else None
