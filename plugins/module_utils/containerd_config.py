@@ -33,7 +33,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import fnmatch
 import os
+import re
 import traceback
 
 try:
@@ -340,13 +342,23 @@ def _copy_record(record):
     return merged
 
 
-def add_runtime(text, name, binary_name, make_default, record=None):
+def template_runtime(text):
+    """The ``runc`` runtime table of config ``text`` as plain values, or None when it has none."""
+    document = parse_config(text)
+    runtimes = _table_at(document, ['plugins', cri_plugin(config_version(document)), 'containerd', 'runtimes'])
+    template = runtimes.get(TEMPLATE_RUNTIME) if runtimes is not None else None
+    return _plain(template) if _is_table(template) else None
+
+
+def add_runtime(text, name, binary_name, make_default, record=None, template=None):
     """Register runtime ``name`` in config ``text``.
 
     Returns ``(new_text, new_record, info)``: ``new_record`` is ``record`` (the one an earlier run
     returned, or None) updated with what this call changed; ``info`` holds ``config_version`` and
     ``cri_plugin``. ``make_default`` False makes sure ``name`` is *not* the default runtime, putting
-    back the recorded previous default (or ``runc``) when it is.
+    back the recorded previous default (or ``runc``) when it is. ``template`` (plain values, see
+    ``template_runtime``) replaces the ``runc`` table of ``text`` as the model of a new runtime, for
+    a drop-in file whose ``runc`` lives in the main config.
     """
     record = _copy_record(record)
     if text and not text.endswith('\n'):
@@ -388,9 +400,12 @@ def add_runtime(text, name, binary_name, make_default, record=None):
         raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(runtimes_path + [name]), type(_plain(existing)).__name__))
 
     if existing is None:
-        template = runtimes.get(TEMPLATE_RUNTIME)
-        if template is not None and not _is_table(template):
-            template = None
+        if template is None:
+            template = runtimes.get(TEMPLATE_RUNTIME)
+            if template is not None and not _is_table(template):
+                template = None
+        else:
+            template = tomlkit.item(copy.deepcopy(template))
         if template is not None:
             header_indent = _header_indent(template)
             blank_line_after = _ends_with_blank_line(template)
@@ -514,3 +529,76 @@ def effective_runtime(text, name):
     runtimes = containerd.get('runtimes')
     runtime = _plain(runtimes.get(name)) if _is_table(runtimes) else None
     return _plain(containerd.get('default_runtime_name')), runtime
+
+
+IMPORTS_KEY = 'imports'
+_VERSION_LINE = re.compile(r'^version\s*=.*$', re.M)
+
+
+def _covered_by(import_path, entries):
+    return any(entry == import_path or fnmatch.fnmatchcase(import_path, entry) for entry in entries)
+
+
+def add_import(text, import_path):
+    """Make config ``text`` import ``import_path``; returns ``(new_text, record)``.
+
+    The entry is appended to an existing ``imports`` array (its formatting kept); without one, a
+    line ``imports = [...]`` goes right after the ``version`` line. An entry (or glob) that already
+    covers ``import_path`` leaves the text alone. ``record`` says what was done, so that
+    ``remove_import`` restores the bytes. containerd reads ``imports`` from version 2 on.
+    """
+    document = parse_config(text)
+    version = config_version(document)
+    if version < 2:
+        raise ContainerdConfigError('config version %d has no imports (containerd reads them from version 2 on); '
+                                    'migrate the file with `containerd config migrate` first' % version)
+    record = {'imports_created': False, 'entry_added': False}
+    if IMPORTS_KEY in document:
+        imports = document[IMPORTS_KEY]
+        if not isinstance(_plain(imports), list):
+            raise ContainerdConfigError('imports is a %s, not an array' % type(_plain(imports)).__name__)
+        if _covered_by(import_path, _plain(imports)):
+            return text, record
+        imports.append(import_path)
+        record['entry_added'] = True
+        return tomlkit.dumps(document), record
+    # tomlkit would add blank lines around a key it inserts before a table; a line of our own
+    # after `version` is exactly one line, which removal takes out again.
+    match = _VERSION_LINE.search(text)
+    line = '%s = [%s]\n' % (IMPORTS_KEY, tomlkit.string(import_path).as_string())
+    end = match.end()
+    record['imports_created'] = True
+    record['newline_added'] = end == len(text)
+    if record['newline_added']:
+        new_text = text + '\n' + line[:-1]
+    else:
+        new_text = text[:end + 1] + line + text[end + 1:]
+    if _plain(parse_config(new_text).get(IMPORTS_KEY)) != [import_path]:
+        raise ContainerdConfigError('could not add an imports line after the version line')
+    return new_text, record
+
+
+def remove_import(text, import_path, record=None):
+    """Undo ``add_import``: drop the entry, and the line when ``add_import`` created it."""
+    document = parse_config(text)
+    if IMPORTS_KEY not in document or not isinstance(_plain(document[IMPORTS_KEY]), list):
+        return text
+    imports = _plain(document[IMPORTS_KEY])
+    if import_path not in imports:
+        return text
+    if record and record.get('imports_created') and imports == [import_path]:
+        line = '%s = [%s]' % (IMPORTS_KEY, tomlkit.string(import_path).as_string())
+        if record.get('newline_added') and text.endswith('\n' + line):
+            return text[:-len('\n' + line)]
+        if ('\n' + line + '\n') in text:
+            return text.replace('\n' + line + '\n', '\n', 1)
+    array = document[IMPORTS_KEY]
+    del array[imports.index(import_path)]
+    return tomlkit.dumps(document)
+
+
+def imports_of(text):
+    """The files config ``text`` imports, as written (containerd resolves relative ones from its directory)."""
+    document = parse_config(text)
+    imports = _plain(document.get(IMPORTS_KEY)) if IMPORTS_KEY in document else []
+    return list(imports) if isinstance(imports, list) else []

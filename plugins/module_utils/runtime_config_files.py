@@ -74,14 +74,15 @@ def save_records(record_path, records):
     os.rename(temporary, record_path)
 
 
-def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode):
+def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None):
     """Report the change of the config file and, outside check mode, make it; then exit the module.
 
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
-    to go again, and ``records``/``record`` are the change records of every runtime and of this one.
+    to go again, and ``records``/``record`` are the change records of every entry the modules made
+    in this file and of this one, filed under ``key`` (default: the module's ``name``).
     """
     params = module.params
-    path, name = params['path'], params['name']
+    path, name = params['path'], key or params['name']
     result['changed'] = result['restart_needed'] = (after != before) or remove_file
     if module._diff:
         result['diff'] = {'before': before, 'after': after,

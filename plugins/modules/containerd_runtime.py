@@ -84,6 +84,14 @@ options:
         rather than write tables containerd would ignore.
     type: int
     choices: [1, 2, 3, 4]
+  template_config:
+    description:
+      - Another containerd config whose C(runc) runtime table a new runtime copies, instead of the C(runc) table
+        of O(path). Give the main config here when O(path) is a drop-in file, so that the runtime keeps the
+        node's C(SystemdCgroup) and other runc settings.
+      - Must use the same config version as O(path). Without O(config_version), a missing O(path) is created as a
+        drop-in file of the version of O(template_config).
+    type: path
 requirements:
   - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
 notes:
@@ -97,6 +105,7 @@ notes:
   - A new file gets mode 0644 (as Debian's containerd package ships its config); an existing file keeps its
     mode and owner.
 seealso:
+  - module: npu.ascend.containerd_import
   - module: npu.ascend.docker_runtime
   - module: npu.ascend.ascend_runfile
 '''
@@ -117,6 +126,12 @@ EXAMPLES = r'''
   npu.ascend.containerd_runtime:
     path: /etc/containerd/conf.d/ascend.toml
     config_version: 3
+    template_config: /etc/containerd/config.toml
+
+- name: Make the main config import the drop-in file
+  npu.ascend.containerd_import:
+    path: /etc/containerd/config.toml
+    import: /etc/containerd/conf.d/ascend.toml
 
 - name: Register the runtime without making it the default (pods select it by RuntimeClass)
   npu.ascend.containerd_runtime:
@@ -184,6 +199,25 @@ def _default_config(module):
     return out
 
 
+def _template_version(module, template_config):
+    try:
+        return containerd_config.describe(runtime_config_files.read_config(module, template_config))[0]
+    except containerd_config.ContainerdConfigError as error:
+        module.fail_json(msg='template_config %s: %s' % (template_config, to_native(error)))
+
+
+def _template(module, template_config, version):
+    if not template_config:
+        return None
+    text = runtime_config_files.read_config(module, template_config)
+    template_version, _plugin = containerd_config.describe(text)
+    if template_version != version:
+        module.fail_json(msg='template_config %s is config version %d but %s is version %d; the runc table of one '
+                             'cannot be copied into the other' % (template_config, template_version,
+                                                                   module.params['path'], version))
+    return containerd_config.template_runtime(text)
+
+
 def run(module):
     params = module.params
     path = params['path']
@@ -205,8 +239,9 @@ def run(module):
     if exists:
         before = runtime_config_files.read_config(module, path)
         base = before
-    elif params['config_version']:
-        before, base = '', containerd_config.minimal_config(params['config_version'])
+    elif params['config_version'] or params['template_config']:
+        version = params['config_version'] or _template_version(module, params['template_config'])
+        before, base = '', containerd_config.minimal_config(version)
     else:
         before, base = '', _default_config(module)
 
@@ -219,8 +254,9 @@ def run(module):
                                  'version %d would be ignored' % (path, version, params['config_version'],
                                                                   params['config_version']), **result)
         if params['state'] == 'present':
+            template = _template(module, params['template_config'], version)
             after, record, info = containerd_config.add_runtime(base, name, params['binary_name'],
-                                                                params['default'], record)
+                                                                params['default'], record, template)
             if not exists:
                 record.setdefault('created_file_sha256', _sha256(base))
         else:
@@ -247,6 +283,7 @@ def main():
             state=dict(type='str', default='present', choices=['present', 'absent']),
             backup=dict(type='bool', default=False),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
+            template_config=dict(type='path'),
         ),
         supports_check_mode=True,
     )

@@ -1,0 +1,152 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: containerd_import
+short_description: Make a containerd config import a drop-in file
+version_added: 1.0.0
+author: npu.ascend maintainers (@npu-ascend)
+description:
+  - Adds (or removes) one entry of the top-level C(imports) array of a containerd config, so that the config
+    loads a drop-in file of our own (written with M(npu.ascend.containerd_runtime)) while another tool
+    (kubespray, a cloud image) keeps owning the main file.
+  - An existing C(imports) array gets the entry appended, its formatting kept; otherwise a new array is added
+    among the top-level keys. Everything else stays byte for byte as it was.
+  - What O(state=present) changed is recorded beside the config, as M(npu.ascend.containerd_runtime) does, so
+    O(state=absent) restores the original bytes (an array it created goes again).
+  - containerd reads C(imports) from config version 2 on; a version 1 file (or one without C(version)) is
+    refused. containerd 1.x replaces a whole plugin table with an imported one, so a drop-in that registers a
+    runtime hides the main config's CRI settings there; use drop-in files with containerd 2.x, which merges
+    plugin tables key by key.
+options:
+  path:
+    description: The main containerd config.
+    type: path
+    default: /etc/containerd/config.toml
+  import:
+    description:
+      - The file to import, written as given (containerd resolves a relative path from the directory of O(path)).
+    type: path
+    required: true
+  state:
+    description: V(present) adds the entry, V(absent) undoes that.
+    type: str
+    choices: [present, absent]
+    default: present
+  backup:
+    description: Make a timestamped copy of the file before changing it.
+    type: bool
+    default: false
+requirements:
+  - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
+notes:
+  - Supports check mode and diff mode. The module never restarts containerd.
+seealso:
+  - module: npu.ascend.containerd_runtime
+'''
+
+EXAMPLES = r'''
+- name: Register the Ascend runtime in a drop-in file
+  npu.ascend.containerd_runtime:
+    path: /etc/containerd/conf.d/99-npu-ascend.toml
+    config_version: 3
+    template_config: /etc/containerd/config.toml
+
+- name: Import the drop-in file from the main config
+  npu.ascend.containerd_import:
+    path: /etc/containerd/config.toml
+    import: /etc/containerd/conf.d/99-npu-ascend.toml
+    backup: true
+'''
+
+RETURN = r'''
+path:
+  description: The main config.
+  returned: always
+  type: str
+  sample: /etc/containerd/config.toml
+imports:
+  description: The C(imports) of the config after the change (in check mode, as it would be).
+  returned: always
+  type: list
+  elements: str
+  sample: [/etc/containerd/conf.d/99-npu-ascend.toml]
+backup_file:
+  description: The copy made before the change.
+  returned: when O(backup=true) and the file was changed
+  type: str
+restart_needed:
+  description: Whether containerd must be restarted for the change to take effect (the same as C(changed)).
+  returned: always
+  type: bool
+state_file:
+  description: The file holding what O(state=present) changed, used by O(state=absent).
+  returned: always
+  type: str
+  sample: /etc/containerd/.config.toml.npu_ascend.json
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import containerd_config, runtime_config_files
+
+# Records of imports share the record file with those of runtimes; the prefix keeps them apart.
+RECORD_KEY_PREFIX = 'import:'
+
+
+def run(module):
+    params = module.params
+    path = params['path']
+    key = RECORD_KEY_PREFIX + params['import']
+    result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
+              'state_file': containerd_config.state_file_path(path)}
+    if not os.path.isfile(path):
+        if params['state'] == 'absent':
+            module.exit_json(**result)
+        module.fail_json(msg='%s does not exist; the main containerd config must exist before it can import a '
+                             'drop-in file (write it with `containerd config default`)' % path, **result)
+    before = runtime_config_files.read_config(module, path)
+    records = runtime_config_files.load_records(module, result['state_file'])
+    record = records.get(key)
+    try:
+        if params['state'] == 'present':
+            after, new_record = containerd_config.add_import(before, params['import'])
+            # A second run finds the entry there already; the first run's record stays the one that counts.
+            record = record or new_record
+        else:
+            after = containerd_config.remove_import(before, params['import'], record)
+        result['imports'] = containerd_config.imports_of(after)
+    except containerd_config.ContainerdConfigError as error:
+        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+    runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', default='/etc/containerd/config.toml'),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            backup=dict(type='bool', default=False),
+            **{'import': dict(type='path', required=True)}
+        ),
+        supports_check_mode=True,
+    )
+    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    try:
+        run(module)
+    except containerd_config.TomlkitMissingError as error:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
+
+
+if __name__ == '__main__':
+    main()
