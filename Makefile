@@ -23,10 +23,11 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # What the host needs: podman (with runc, which sandbox/podman/containers.conf selects, and
 # iptables, which netavark needs to give the nodes a route to the Debian mirror) runs the nodes,
 # debootstrap builds their image, makeself builds the fake Huawei packages, containerd is the
-# runtime the roles configure, git lists the files `make sanity` checks, and ansible-test's
-# shellcheck test needs shellcheck. apt's recommended packages are kept: podman's (catatonit,
-# slirp4netns, aardvark-dns) are part of a working set-up.
-DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck
+# runtime the roles configure, git lists the files `make sanity` checks, ansible-test's
+# shellcheck test needs shellcheck, and the sandbox's probe image is a static busybox. apt's
+# recommended packages are kept: podman's (catatonit, slirp4netns, aardvark-dns) are part of a
+# working set-up.
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static
 
 TEST_STAGES := deps venv lint sanity unit sandbox-test molecule
 
@@ -108,13 +109,9 @@ sandbox-test: venv
 	$(FLEET) image
 	pytest tests/sandbox
 
+# Scenarios run two at a time (MOLECULE_JOBS); each one's log is in .cache/molecule-logs/.
 molecule: venv
-	@scenarios=$$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -r -n1 basename | sort); \
-	if [ -z "$$scenarios" ]; then echo "molecule: no scenario found under molecule/" >&2; exit 1; fi; \
-	for scenario in $$scenarios; do \
-	  echo "molecule: scenario $$scenario"; \
-	  molecule test --scenario-name "$$scenario"; \
-	done
+	$(VENV_BIN)/python tests/molecule/run_scenarios.py
 
 # Each stage runs as its own make so the banner can show how long it took.
 test:
@@ -142,6 +139,7 @@ demo: deps venv
 	$(FLEET) image
 	$(FLEET) packages
 	$(FLEET) up
+	$(FLEET) probe-image
 	ansible-playbook -i inventories/sandbox playbooks/site.yml
 
 demo-down: venv

@@ -5,6 +5,7 @@ Usable as a CLI (`python3 sandbox/fleet.py --help`) and as a library
 Needs only the standard library and PyYAML.
 """
 import argparse
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -89,6 +90,13 @@ KNOWN_FAULTS = {
     "driver_dkms_failure", "installer_killed_midway", "disk_full", "no_kernel_headers",
     "unhealthy_chips", "npu_smi_error", "installer_exit_code", "install_seconds",
 }
+
+# A tiny image (static busybox) the nodes' engines start containers from, to check that the
+# Ascend runtime hands a container its NPUs (the node cannot pull images: no registry).
+PROBE_IMAGE = "localhost/npu-ascend-probe:1"
+PROBE_IMAGE_ARCHIVE = STATE_ROOT / "probe-image.tar"
+PROBE_IMAGE_APPLETS = ("sh", "ls", "cat", "sleep", "env")
+BUSYBOX = Path("/bin/busybox")
 
 # Components whose package file names carry the chip (facts reference, section 1).
 CHIP_SPECIFIC_COMPONENTS = {"driver", "firmware", "kernels", "ops"}
@@ -752,6 +760,33 @@ class Fleet:
         self.spec(host)
         podman("cp", str(host_path), "%s:%s" % (host, node_path))
 
+    # -- probe image ---------------------------------------------------------------------------
+
+    def load_probe_image(self, host):
+        """Puts the probe image into the node's containerd (namespace k8s.io) and Docker, if running."""
+        archive = build_probe_image()
+        node_archive = "/var/tmp/npu-ascend-probe-image.tar"
+        self.copy_in(host, archive, node_archive)
+        # The native snapshotter works inside a container whose root is already an overlay. ctr 1.7
+        # and later import through the daemon's transfer service, which unpacks only for the
+        # platforms its config lists; --local unpacks in the client, as ctr 1.6 always does.
+        help_text = self.exec(host, ["ctr", "images", "import", "--help"], check=False).stdout
+        local = ["--local"] if "--local" in help_text else []
+        commands = [["ctr", "--namespace", "k8s.io", "images", "import"] + local
+                    + ["--snapshotter", "native", node_archive]]
+        if self.exec(host, ["systemctl", "is-active", "--quiet", "docker"], check=False).returncode == 0:
+            commands.append(["docker", "load", "--input", node_archive])
+        for argv in commands:
+            result = self.exec(host, argv, check=False)
+            if result.returncode != 0:
+                engine = "containerd" if argv[0] == "ctr" else "docker"
+                raise SandboxError("%s: loading the probe image failed: `%s` exited %d: %s; fix: check that %s "
+                                   "runs in the node (fleet.py exec %s -- systemctl status %s)"
+                                   % (host, " ".join(argv), result.returncode, result.stderr.strip(), engine,
+                                      host, engine))
+        self.exec(host, ["rm", "-f", node_archive])
+        return PROBE_IMAGE
+
     # -- faults -------------------------------------------------------------------------------
 
     def set_faults(self, host, faults):
@@ -798,6 +833,11 @@ class Fleet:
                       for (component, _chip_key, version, arch), chip in wanted.items())
 
     def build_packages(self, out_dir=PACKAGES_OUT_DIR):
+        # Molecule scenarios run side by side and share the package directory.
+        with state_lock("packages"):
+            return self.build_packages_locked(out_dir)
+
+    def build_packages_locked(self, out_dir):
         if not PACKAGE_BUILDER.exists():
             raise SandboxError("%s does not exist yet (engineer D's fake package builder); nothing to "
                                "build" % PACKAGE_BUILDER)
@@ -836,6 +876,45 @@ class Fleet:
             built.extend(out_dir / name for name in outputs)
         write_checksums(out_dir)
         return built
+
+
+@contextlib.contextmanager
+def state_lock(name):
+    """Serialises work on shared files under .cache/sandbox between concurrent fleet.py runs."""
+    STATE_ROOT.mkdir(parents=True, exist_ok=True)
+    with open(str(STATE_ROOT / (".%s.lock" % name)), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def build_probe_image():
+    """The probe image as a docker-archive (which both ctr and docker load), built once."""
+    with state_lock("probe-image"):
+        return build_probe_image_locked()
+
+
+def build_probe_image_locked():
+    if PROBE_IMAGE_ARCHIVE.exists():
+        return PROBE_IMAGE_ARCHIVE
+    if not BUSYBOX.exists():
+        raise SandboxError("%s is missing: the probe image is built from the host's static busybox. "
+                           "Fix: run `make deps` (Debian package busybox-static)" % BUSYBOX)
+    with tempfile.TemporaryDirectory(prefix="npu-ascend-probe-") as work:
+        root = Path(work) / "rootfs"
+        (root / "bin").mkdir(parents=True)
+        (root / "dev").mkdir()
+        shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+        for applet in PROBE_IMAGE_APPLETS:
+            (root / "bin" / applet).symlink_to("busybox")
+        tarball = Path(work) / "rootfs.tar"
+        run(["tar", "-C", str(root), "--numeric-owner", "--owner=0", "--group=0", "-cf", str(tarball), "."])
+        podman("import", "--change", "CMD [\"/bin/sh\"]", str(tarball), PROBE_IMAGE)
+        STATE_ROOT.mkdir(parents=True, exist_ok=True)
+        partial = PROBE_IMAGE_ARCHIVE.with_name(PROBE_IMAGE_ARCHIVE.name + ".partial")
+        partial.unlink(missing_ok=True)
+        podman("save", "--format", "docker-archive", "--output", str(partial), PROBE_IMAGE)
+        partial.rename(PROBE_IMAGE_ARCHIVE)
+    return PROBE_IMAGE_ARCHIVE
 
 
 def write_checksums(out_dir):
@@ -909,6 +988,8 @@ def main(argv=None):
     exec_parser.add_argument("argv", nargs=argparse.REMAINDER)
 
     commands.add_parser("packages", help="build the fake .run packages the inventory asks for")
+    probe = commands.add_parser("probe-image", help="load the probe image into the nodes' containerd and Docker")
+    probe.add_argument("hosts", nargs="*", help="nodes (default: every node of the inventory)")
     commands.add_parser("enable-foreign-arch",
                         help="register qemu-aarch64 in the host's binfmt_misc (opt-in, changes the host)")
 
@@ -954,6 +1035,9 @@ def main(argv=None):
             if not argv_in_node:
                 raise SandboxError("%s: nothing to run; usage: fleet.py exec %s -- cmd..." % (args.host, args.host))
             return fleet.exec(args.host, argv_in_node, check=False, interactive=True).returncode
+        elif args.command == "probe-image":
+            for host in args.hosts or list(fleet.specs):
+                log("%s: probe image %s loaded" % (host, fleet.load_probe_image(host)))
         elif args.command == "packages":
             for path in fleet.build_packages():
                 print(path)

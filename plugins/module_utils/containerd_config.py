@@ -105,6 +105,12 @@ def minimal_config(version):
     return 'version = %d\n\n' % version
 
 
+def holds_only_version(text):
+    """Whether a config says nothing but its version: what is left of a drop-in file once its runtime
+    is removed (tomlkit releases differ in the blank lines they leave, so bytes cannot tell)."""
+    return set(parse_config(text).keys()) <= {'version'}
+
+
 def parse_config(text):
     require_tomlkit()
     try:

@@ -265,8 +265,11 @@ def run(module):
         module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
     result.update(info)
 
-    remove_file = (params['state'] == 'absent' and record is not None
-                   and record.get('created_file_sha256') == _sha256(after))
+    # A file this module created goes again once it is back to what it was, or (a drop-in file) holds
+    # nothing but its version any more.
+    created = record.get('created_file_sha256') if record is not None else None
+    remove_file = (params['state'] == 'absent' and created is not None
+                   and (created == _sha256(after) or containerd_config.holds_only_version(after)))
     if remove_file:
         after = ''
     runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,

@@ -346,8 +346,9 @@ def write_header(component, path):
 
 def stage_payload(stage_dir, component, package):
     os.makedirs(os.path.join(stage_dir, "files"))
-    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py"):
-        if component != "driver" and name in ("npu_smi.py", "upgrade_tool.py"):
+    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime"}
+    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py"):
+        if only_for.get(name, component) != component:
             continue
         shutil.copyfile(os.path.join(PAYLOAD_DIR, name), os.path.join(stage_dir, name))
         os.chmod(os.path.join(stage_dir, name), 0o755 if name == "install.sh" else 0o644)

@@ -44,7 +44,10 @@ build_one() {
     binary="$bin_dir/containerd"
     # `--version` prints e.g. "containerd github.com/containerd/containerd v1.7.35 ..."; a
     # half-written or foreign binary fails this check and is rebuilt.
-    if [ -x "$binary" ] && "$binary" --version 2>/dev/null | grep -qF " $version"; then
+    # The client and the runc shim come with it: a node running this containerd needs both,
+    # Debian's 1.6 ones cannot start containers through a 2.x daemon.
+    if [ -x "$binary" ] && "$binary" --version 2>/dev/null | grep -qF " $version" \
+        && [ -x "$bin_dir/ctr" ] && [ -x "$bin_dir/containerd-shim-runc-v2" ]; then
         echo "build.sh: containerd $version already cached at $binary"
         return 0
     fi
@@ -73,8 +76,11 @@ build_one() {
         GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" \
         go build -trimpath -tags "$BUILD_TAGS" \
         -ldflags "-s -w -X $version_pkg.Version=$version -X $version_pkg.Package=github.com/containerd/containerd" \
-        -o "$binary.tmp" ./cmd/containerd)
-    mv -f "$binary.tmp" "$binary"
+        -o "$work_dir/out/" ./cmd/containerd ./cmd/ctr ./cmd/containerd-shim-runc-v2)
+    local name
+    for name in containerd-shim-runc-v2 ctr containerd; do
+        mv -f "$work_dir/out/$name" "$bin_dir/$name"
+    done
     "$binary" --version
 }
 

@@ -926,9 +926,7 @@ class DockerRuntimeInstaller(object):
             self.remove_files()
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         try:
-            # The real runtime is a runc wrapper that adds the Ascend devices and mounts; in the
-            # sandbox it hands over to runc unchanged (containers see devices only when given them).
-            recorder.write(self.runtime_binary, "#!/bin/sh\nexec runc \"$@\"\n", 0o755)
+            install_script(recorder, "docker_runtime.py", self.runtime_binary)
             if self.faults.killed_midway:
                 self.faults.kill_now()
             copy_runtime(recorder, os.path.join(self.root, "script"), "docker-runtime-uninstall-script")

@@ -51,6 +51,13 @@ def test_new_imports_line_goes_after_version_even_before_a_table():
     assert containerd_config.remove_import(new, IMPORT, record) == original
 
 
+def test_a_drop_in_emptied_of_its_runtime_holds_only_its_version():
+    for leftover in ('version = 2\n', 'version = 2\n\n', 'version = 3'):
+        assert containerd_config.holds_only_version(leftover)
+    assert not containerd_config.holds_only_version('version = 2\n[plugins]\n')
+    assert not containerd_config.holds_only_version(fixture('default-1.6.toml'))
+
+
 def test_version_1_config_cannot_import():
     with pytest.raises(containerd_config.ContainerdConfigError, match='version 1 has no imports'):
         containerd_config.add_import(fixture('k3s-v1-legacy.toml'), IMPORT)

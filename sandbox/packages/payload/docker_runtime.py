@@ -1,0 +1,92 @@
+# Sandbox simulation of ascend-docker-runtime, the runc wrapper of Huawei's Ascend Docker Runtime.
+#
+# The real runtime adds a prestart hook to the container's OCI spec; the hook then gives the
+# container the NPUs named by ASCEND_VISIBLE_DEVICES and mounts the driver files of base.list.
+# This stand-in edits the spec directly to the same effect (device nodes, device cgroup rules,
+# read-only bind mounts), then hands over to runc, so that a container started through it sees
+# the NPU devices and one started through plain runc does not.
+import json
+import os
+import stat
+import sys
+
+BASE_LIST = "/etc/ascend-docker-runtime.d/base.list"
+# Every NPU container gets the management devices with its davinci<N>.
+SHARED_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+
+
+def parse_device_ids(value):
+    """'0,1' or '0-3' or '0-1,4' -> [0, 1, ...]."""
+    value = value.strip()
+    if not value:
+        return []
+    ids = []
+    for part in value.split(","):
+        first, _, last = part.partition("-")
+        ids.extend(range(int(first), int(last or first) + 1))
+    return ids
+
+
+def device_entry(path):
+    info = os.stat(path)
+    if not stat.S_ISCHR(info.st_mode):
+        raise SystemExit("ascend-docker-runtime: %s is not a character device" % path)
+    return {"path": path, "type": "c", "major": os.major(info.st_rdev), "minor": os.minor(info.st_rdev),
+            "fileMode": stat.S_IMODE(info.st_mode), "uid": 0, "gid": 0}
+
+
+def add_npus(spec):
+    env = dict(item.split("=", 1) for item in spec.get("process", {}).get("env", []) if "=" in item)
+    if "ASCEND_VISIBLE_DEVICES" not in env:
+        return
+    paths = ["/dev/davinci%d" % npu for npu in parse_device_ids(env["ASCEND_VISIBLE_DEVICES"])]
+    missing = [path for path in paths if not os.path.exists(path)]
+    if missing:
+        # The real hook fails container start the same way when the driver has no such device.
+        raise SystemExit("ascend-docker-runtime: ASCEND_VISIBLE_DEVICES=%s names %s, which the driver "
+                         "does not provide" % (env["ASCEND_VISIBLE_DEVICES"], ", ".join(missing)))
+    options = env.get("ASCEND_RUNTIME_OPTIONS", "").upper().split(",")
+    if "NODRV" not in options:
+        paths += [path for path in SHARED_DEVICES if os.path.exists(path)]
+    linux = spec.setdefault("linux", {})
+    devices = linux.setdefault("devices", [])
+    rules = linux.setdefault("resources", {}).setdefault("devices", [])
+    for path in paths:
+        entry = device_entry(path)
+        devices.append(entry)
+        rules.append({"allow": True, "type": "c", "major": entry["major"], "minor": entry["minor"],
+                      "access": "rwm"})
+    if "NODRV" in options or not os.path.exists(BASE_LIST):
+        return
+    with open(BASE_LIST) as handle:
+        sources = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+    mounts = spec.setdefault("mounts", [])
+    for source in sources:
+        if os.path.exists(source):
+            mounts.append({"destination": source, "type": "bind", "source": source,
+                           "options": ["rbind", "ro", "nosuid", "nodev"]})
+
+
+def bundle_dir(argv):
+    for index, arg in enumerate(argv):
+        if arg in ("--bundle", "-b") and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--bundle="):
+            return arg.split("=", 1)[1]
+    return os.getcwd()
+
+
+def main(argv):
+    if "create" in argv:
+        config = os.path.join(bundle_dir(argv[argv.index("create") + 1:]), "config.json")
+        with open(config) as handle:
+            spec = json.load(handle)
+        add_npus(spec)
+        with open(config + ".tmp", "w") as handle:
+            json.dump(spec, handle)
+        os.rename(config + ".tmp", config)
+    os.execvp("runc", ["runc"] + argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Run every molecule scenario under molecule/, a few at a time, and report each one's outcome.
+
+The scenarios bring up simulated nodes of their own names, so they can run side by side; much of
+their time is spent waiting (installers' simulated durations, reboots, systemd), which a second
+scenario uses. Each scenario's output goes to .cache/molecule-logs/<scenario>.log; the log of a
+failed scenario is printed at the end. Longest scenarios start first, by the durations of the
+previous run on this machine.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+LOG_DIR = REPO_ROOT / ".cache" / "molecule-logs"
+DURATIONS = LOG_DIR / "durations.json"
+
+
+def scenarios():
+    found = sorted(path.parent.name for path in (REPO_ROOT / "molecule").glob("*/molecule.yml"))
+    if not found:
+        sys.exit("run_scenarios: no scenario found under molecule/")
+    return found
+
+
+def run(scenario):
+    log_path = LOG_DIR / ("%s.log" % scenario)
+    started = time.monotonic()
+    print("molecule: %s started" % scenario, flush=True)
+    with open(log_path, "w") as log:
+        result = subprocess.run(["molecule", "test", "--scenario-name", scenario], cwd=REPO_ROOT,
+                                stdout=log, stderr=subprocess.STDOUT, check=False)
+    elapsed = time.monotonic() - started
+    print("molecule: %s %s in %.0f s" % (scenario, "passed" if result.returncode == 0 else "FAILED", elapsed),
+          flush=True)
+    return scenario, result.returncode, elapsed, log_path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("MOLECULE_JOBS", "2")))
+    parser.add_argument("names", nargs="*", help="scenarios to run (default: all)")
+    args = parser.parse_args()
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    wanted = args.names or scenarios()
+    previous = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    ordered = sorted(wanted, key=lambda name: -previous.get(name, float("inf")))
+    with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
+        results = list(pool.map(run, ordered))
+    previous.update({name: round(elapsed) for name, returncode, elapsed, _log in results if returncode == 0})
+    DURATIONS.write_text(json.dumps(previous, indent=2, sort_keys=True) + "\n")
+    failed = [(name, log) for name, returncode, _elapsed, log in results if returncode != 0]
+    for name, log in failed:
+        print("\n======== molecule %s FAILED: %s ========" % (name, log))
+        sys.stdout.write(log.read_text(errors="replace")[-20000:])
+    print("\nmolecule: %d scenario(s), %d failed" % (len(results), len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
