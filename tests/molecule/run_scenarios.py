@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Run every molecule scenario under molecule/, a few at a time, and report each one's outcome.
 
 The scenarios bring up simulated nodes of their own names, so they can run side by side; much of
