@@ -213,8 +213,8 @@ def _template(module, template_config, version):
     template_version, _plugin = containerd_config.describe(text)
     if template_version != version:
         module.fail_json(msg='template_config %s is config version %d but %s is version %d; the runc table of one '
-                             'cannot be copied into the other' % (template_config, template_version,
-                                                                   module.params['path'], version))
+                             'cannot be copied into the other'
+                             % (template_config, template_version, module.params['path'], version))
     return containerd_config.template_runtime(text)
 
 

@@ -22,7 +22,7 @@ def parse_device_ids(value):
         return []
     ids = []
     for part in value.split(","):
-        first, _, last = part.partition("-")
+        first, _dash, last = part.partition("-")
         ids.extend(range(int(first), int(last or first) + 1))
     return ids
 

@@ -40,8 +40,8 @@ def test_existing_imports_keep_their_entries_and_comment():
 def test_a_glob_that_covers_the_drop_in_is_enough():
     original = fixture('handwritten-minimal-v2.toml')
     assert containerd_config.imports_of(original) == ['/etc/containerd/conf.d/*.toml']
-    assert containerd_config.add_import(original, IMPORT) == (original, {'imports_created': False,
-                                                                        'entry_added': False})
+    unchanged = {'imports_created': False, 'entry_added': False}
+    assert containerd_config.add_import(original, IMPORT) == (original, unchanged)
 
 
 def test_new_imports_line_goes_after_version_even_before_a_table():
