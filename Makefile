@@ -1,8 +1,9 @@
 # Entry points for developers and CI. Every target does its own set-up on a fresh Debian
 # bookworm machine (as root) and costs next to nothing when that set-up is already done.
 #
-#   make demo        simulated fleet up, then playbooks/site.yml against it
-#   make demo-down   remove the simulated fleet
+#   make demo        simulated fleet up, playbooks/site.yml against it, then a test control plane
+#                    and playbooks/kubernetes.yml
+#   make demo-down   stop the control plane and remove the simulated fleet
 #   make test        deps venv lint sanity unit k8s-test sandbox-test molecule, stopping at the first failure
 #   make build       the collection tarball in .cache/dist/
 
@@ -152,6 +153,10 @@ demo: deps venv
 	$(FLEET) up
 	$(FLEET) probe-image
 	ansible-playbook -i inventories/sandbox playbooks/site.yml
+	bash tests/k8s/build.sh
+	$(VENV_BIN)/python tests/k8s/controlplane.py up --state-dir .cache/k8s-demo --nodes-from-inventory inventories/sandbox
+	ansible-playbook -i inventories/sandbox playbooks/kubernetes.yml
 
 demo-down: venv
+	$(VENV_BIN)/python tests/k8s/controlplane.py down --state-dir .cache/k8s-demo
 	$(FLEET) down

@@ -46,7 +46,7 @@ build_one() {
     # half-written or foreign binary fails this check and is rebuilt.
     # The client and the runc shim come with it: a node running this containerd needs both,
     # Debian's 1.6 ones cannot start containers through a 2.x daemon.
-    if [ -x "$binary" ] && "$binary" --version 2>/dev/null | grep -qF " $version" \
+    if [ -x "$binary" ] && "$binary" --version 2>/dev/null | grep -F " $version" >/dev/null \
         && [ -x "$bin_dir/ctr" ] && [ -x "$bin_dir/containerd-shim-runc-v2" ]; then
         echo "build.sh: containerd $version already cached at $binary"
         return 0

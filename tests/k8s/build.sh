@@ -85,7 +85,8 @@ cached() {
     shift
     for binary in "$@"; do
         [ -x "$binary" ] || return 1
-        "$binary" --version 2>&1 | grep -qF -- "$wanted" || return 1
+        # grep -q would stop reading early and, under pipefail, fail the pipeline with SIGPIPE.
+        "$binary" --version 2>&1 | grep -F -- "$wanted" >/dev/null || return 1
     done
 }
 

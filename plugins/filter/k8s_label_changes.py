@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``npu.ascend.k8s_label_changes``: the labels a merge patch must still set or remove."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_changes
+
+
+def k8s_label_changes(current, wanted):
+    """The entries of ``wanted`` that differ from ``current`` (a Node's ``metadata.labels``)."""
+    for name, value in (('current', current), ('wanted', wanted)):
+        if value is not None and not isinstance(value, dict):
+            raise AnsibleFilterError('k8s_label_changes: %s labels must be a dict, got %s'
+                                     % (name, type(value).__name__))
+    return label_changes(current, wanted)
+
+
+class FilterModule(object):
+    """Node label helpers."""
+
+    def filters(self):
+        return {'k8s_label_changes': k8s_label_changes}

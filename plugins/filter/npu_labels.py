@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``npu.ascend.npu_labels``: the Kubernetes labels of an NPU node, from its facts."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+    DEFAULT_DOMAIN, node_labels, resource_name)
+
+
+def npu_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerator_type='',
+               worker_selector=True, noded=False, runtime_handler='ascend'):
+    """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node."""
+    if not isinstance(facts, dict):
+        raise AnsibleFilterError('npu_labels expects ansible_facts.ascend (a dict from '
+                                 'npu.ascend.ascend_facts), got %s' % type(facts).__name__)
+    try:
+        labels, notes = node_labels(facts, boards=boards, chips=chips, domain=domain,
+                                    accelerator_type_override=accelerator_type or '',
+                                    worker_selector=bool(worker_selector), noded=bool(noded),
+                                    runtime_handler=runtime_handler or '')
+    except ValueError as exc:
+        raise AnsibleFilterError('npu_labels: %s' % exc)
+    return {'labels': labels, 'notes': notes, 'resource_name': resource_name(facts.get('chip_family'))}
+
+
+class FilterModule(object):
+    """Kubernetes labels for Ascend NPU nodes."""
+
+    def filters(self):
+        return {'npu_labels': npu_labels}

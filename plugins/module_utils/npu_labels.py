@@ -1,0 +1,277 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes node labels and taints for an Ascend NPU node (facts reference section 9).
+
+Two kinds of labels come out of the node's facts:
+
+- the ones Huawei's device plugin and scheduler read (``accelerator``, ``host-arch``,
+  ``accelerator-type``, ``server-usage``, ``workerselector``, ``nodeDEnable``);
+- our own, under a domain prefix, which say what the node holds (chip, NPU count, product,
+  driver, firmware, CANN and Ascend Docker Runtime versions) so that workloads and operators
+  can select on them.
+
+Labels the node should *not* carry (a component that was uninstalled, an unknown accelerator
+type) come out as ``None``: in a JSON merge patch that removes the key, so a label never
+outlives what it describes. Pure functions, no I/O, nothing from Ansible.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+DEFAULT_DOMAIN = 'npu.ascend'
+
+LABEL_VALUE_MAX = 63
+_LABEL_VALUE = re.compile(r'^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?$')
+_LABEL_NAME = _LABEL_VALUE
+_DNS_LABEL = re.compile(r'^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$')
+_NOT_LABEL_CHARACTER = re.compile(r'[^-A-Za-z0-9_.]+')
+
+# Chip family (as npu.ascend.ascend_facts reports it) -> the value of Huawei's `accelerator`
+# label and the extended resource its device plugin advertises.
+ACCELERATORS = {
+    '910': 'huawei-Ascend910',
+    '910b': 'huawei-Ascend910',
+    'A3': 'huawei-Ascend910',
+    '310': 'huawei-Ascend310',
+    '310p': 'huawei-Ascend310P',
+}
+RESOURCE_NAMES = {
+    '910': 'huawei.com/Ascend910',
+    '910b': 'huawei.com/Ascend910',
+    'A3': 'huawei.com/Ascend910',
+    '310': 'huawei.com/Ascend310',
+    '310p': 'huawei.com/Ascend310P',
+    'A5': 'huawei.com/npu',
+}
+HOST_ARCHES = {
+    'x86_64': 'huawei-x86',
+    'amd64': 'huawei-x86',
+    'aarch64': 'huawei-arm',
+    'arm64': 'huawei-arm',
+}
+
+# Board ids (`npu-smi info -t board`, "Board ID") that Huawei's device plugin treats as
+# inference hardware of the 910B family: Atlas 300I A2 (0x28, 0x29 for the 64 GB card) and the
+# Atlas 800I A2 without HCCS (0x33, renumbered 0x3c in 2024). It labels nothing itself: an
+# Atlas 800I A2 node needs `server-usage=infer` to be told apart from a training Atlas 800T A2.
+INFERENCE_BOARD_IDS_910B = frozenset((0x28, 0x29, 0x33, 0x3c))
+CARD_BOARD_IDS_910B = frozenset((0x28, 0x29))
+# Products known from their PCI subsystem id (npu.ascend.ascend_facts) that are cards, not modules.
+CARD_PRODUCTS = frozenset(('Atlas 300T A2', 'Atlas 300I A2'))
+
+WORKER_SELECTOR = 'dls-worker-node'
+
+
+def label_value(text):
+    """A valid Kubernetes label value made from ``text``, or None when nothing is left.
+
+    Characters a label value cannot hold become ``-`` (``Atlas 800I A2`` -> ``Atlas-800I-A2``),
+    the ends are trimmed to alphanumerics and the result is cut to 63 characters.
+    """
+    if text is None:
+        return None
+    value = _NOT_LABEL_CHARACTER.sub('-', str(text).strip())
+    value = value[:LABEL_VALUE_MAX]
+    value = re.sub(r'^[^A-Za-z0-9]+', '', value)
+    value = re.sub(r'[^A-Za-z0-9]+$', '', value)
+    return value or None
+
+
+def is_label_value(text):
+    return isinstance(text, str) and len(text) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE.match(text))
+
+
+def check_domain(domain):
+    """The domain prefix of our labels must be a DNS subdomain (lower case, at most 253)."""
+    domain = str(domain or '')
+    parts = domain.split('.')
+    if not domain or len(domain) > 253 or not all(_DNS_LABEL.match(part) for part in parts):
+        raise ValueError('label domain %r is not a DNS subdomain (lower-case letters, digits, '
+                         '"-" and ".", for example npu.ascend or npu.example.com)' % (domain,))
+    return domain
+
+
+def check_label_key(key):
+    """``[prefix/]name`` as Kubernetes accepts it; ValueError otherwise."""
+    prefix, separator, name = str(key).rpartition('/')
+    if separator:
+        check_domain(prefix)
+    if not name or len(name) > LABEL_VALUE_MAX or not _LABEL_NAME.match(name):
+        raise ValueError('label key %r: the name part must be 1-63 characters, alphanumeric at '
+                         'both ends, with "-", "_" and "." inside' % (key,))
+    return key
+
+
+def parse_board_id(text):
+    """``'0x33'`` -> 51; None for ``NA``, empty or anything that is not a number."""
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    text = str(text).strip().lower()
+    try:
+        return int(text, 16) if text.startswith('0x') else int(text)
+    except ValueError:
+        return None
+
+
+def accelerator_type(chip_family, npu_count, board_id=None, product=None):
+    """Huawei's ``accelerator-type`` for a node, or None when the facts do not settle it.
+
+    Only the 910 family is scheduled by form factor. A 910B card (Atlas 300T/300I A2, from the
+    product or the card board ids) is ``card-910b-2``; 910B modules are ``module-910b-8`` or
+    ``module-910b-16`` by NPU count, A3 servers ``module-a3-16``. The first-generation 910
+    cannot be told apart from its PCI ids or board ids (an Atlas 800 module server and an
+    Atlas 300T card look alike), so it needs an explicit value.
+    """
+    board = parse_board_id(board_id)
+    if chip_family == '910b':
+        if product in CARD_PRODUCTS or board in CARD_BOARD_IDS_910B:
+            return 'card-910b-2'
+        if npu_count == 8:
+            return 'module-910b-8'
+        if npu_count == 16:
+            return 'module-910b-16'
+        return None
+    if chip_family == 'A3' and npu_count == 16:
+        return 'module-a3-16'
+    return None
+
+
+def _version(installed, component):
+    entry = (installed or {}).get(component) or {}
+    return label_value(entry.get('version'))
+
+
+def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerator_type_override='',
+                worker_selector=True, noded=False, runtime_handler='ascend'):
+    """The labels an NPU node should carry, from its facts.
+
+    ``facts`` is ``ansible_facts.ascend`` (npu.ascend.ascend_facts): ``chip_family``,
+    ``npu_count``, ``product``, ``arch``, ``installed``. ``boards`` and ``chips`` are the
+    ``boards`` and ``chips`` of npu.ascend.npu_smi_info (optional: without them the chip name
+    and the board id are unknown). Returns ``(labels, notes)``: ``labels`` maps every key this
+    function manages to its value, or to None when the node must not carry it; ``notes`` says
+    why a label could not be computed.
+    """
+    domain = check_domain(domain)
+    facts = facts or {}
+    chip_family = facts.get('chip_family')
+    if not chip_family:
+        raise ValueError('the node shows no Ascend NPU on the PCI bus (ascend_facts chip_family is empty)')
+    chips = chips or []
+    boards = boards or []
+    notes = []
+    # The device plugin advertises one resource per chip; npu-smi counts chips, the PCI bus
+    # one function per chip as well, so either serves when the other is missing.
+    npu_count = len(chips) or int(facts.get('npu_count') or 0)
+    board_id = next((board.get('board_id') for board in boards if parse_board_id(board.get('board_id')) is not None),
+                    None)
+    chip_name = next((chip.get('name') for chip in chips if chip.get('name')), None)
+    installed = facts.get('installed') or {}
+    arch = facts.get('arch')
+
+    labels = {
+        'accelerator': ACCELERATORS.get(chip_family),
+        'host-arch': HOST_ARCHES.get(arch),
+        'workerselector': WORKER_SELECTOR if worker_selector else None,
+        'nodeDEnable': 'on' if noded else None,
+    }
+    if labels['accelerator'] is None:
+        notes.append('chip family %s has no accelerator label documented by Huawei; '
+                     'its device plugin selects nodes another way' % chip_family)
+    if labels['host-arch'] is None:
+        notes.append('architecture %r has no host-arch label' % (arch,))
+
+    if accelerator_type_override:
+        labels['accelerator-type'] = label_value(accelerator_type_override)
+    else:
+        labels['accelerator-type'] = accelerator_type(chip_family, npu_count, board_id, facts.get('product'))
+        if labels['accelerator-type'] is None and chip_family in ('910', '910b', 'A3'):
+            notes.append('accelerator-type cannot be derived for a %s node with %d NPUs (board id %s, '
+                         'product %s): set it explicitly'
+                         % (chip_family, npu_count, board_id or 'unknown', facts.get('product') or 'unknown'))
+    board = parse_board_id(board_id)
+    labels['server-usage'] = 'infer' if chip_family == '910b' and board in INFERENCE_BOARD_IDS_910B else None
+
+    own = {
+        'chip-family': label_value(chip_family),
+        'chip': label_value(chip_name),
+        'npu-count': str(npu_count) if npu_count else None,
+        'product': label_value(facts.get('product')),
+        'driver': _version(installed, 'driver'),
+        'firmware': _version(installed, 'firmware'),
+        'cann': _version(installed, 'toolkit'),
+        'ascend-docker-runtime': _version(installed, 'docker_runtime'),
+        # The RuntimeClass selects on this: only nodes whose engines know the handler.
+        'runtime-handler': label_value(runtime_handler) if installed.get('docker_runtime') and runtime_handler else None,
+    }
+    for name, value in own.items():
+        labels['%s/%s' % (domain, name)] = value
+
+    for key, value in labels.items():
+        check_label_key(key)
+        if value is not None and not is_label_value(value):
+            raise ValueError('label %s=%r is not a valid label value' % (key, value))
+    return labels, notes
+
+
+def resource_name(chip_family):
+    """The extended resource Huawei's device plugin advertises for a chip family, or None."""
+    return RESOURCE_NAMES.get(chip_family)
+
+
+def _same_taint(left, right):
+    return left.get('key') == right.get('key') and left.get('effect') == right.get('effect')
+
+
+def taints_with(current, taint, present=True):
+    """The node's taint list with ``taint`` added (``present``) or removed.
+
+    A Node's ``spec.taints`` is replaced as a whole by a patch, so the other taints on the node
+    (the node controller's, an operator's) are kept as they are. A taint is identified by key
+    and effect, as Kubernetes does; one with the same key and effect but another value is
+    replaced. Returns the new list, equal to ``current`` when nothing needs to change.
+    """
+    current = list(current or [])
+    wanted = {'key': taint['key'], 'effect': taint['effect']}
+    if taint.get('value') not in (None, ''):
+        wanted['value'] = str(taint['value'])
+    kept = [item for item in current if not _same_taint(item, wanted)]
+    if not present:
+        return kept
+    existing = [item for item in current if _same_taint(item, wanted)]
+    if len(existing) == 1 and existing[0].get('value', '') == wanted.get('value', ''):
+        return current
+    return kept + [wanted]
+
+
+def parse_taint(text):
+    """``key[=value]:Effect`` -> ``{'key', 'value'?, 'effect'}``, as kubectl writes taints."""
+    text = str(text).strip()
+    body, separator, effect = text.rpartition(':')
+    if not separator or effect not in ('NoSchedule', 'PreferNoSchedule', 'NoExecute'):
+        raise ValueError('taint %r: expected key[=value]:Effect with Effect NoSchedule, '
+                         'PreferNoSchedule or NoExecute' % (text,))
+    key, has_value, value = body.partition('=')
+    check_label_key(key)
+    taint = {'key': key, 'effect': effect}
+    if has_value:
+        if not is_label_value(value):
+            raise ValueError('taint %r: value %r is not a valid label value' % (text, value))
+        taint['value'] = value
+    return taint
+
+
+def label_changes(current, wanted):
+    """The part of ``wanted`` (label to value, None to remove) that ``current`` does not have yet.
+
+    Empty when the node already carries exactly the wanted values: then no patch is needed, and a
+    run that sends none cannot be mistaken for a change by a status update racing with it.
+    """
+    current = current or {}
+    return dict((key, value) for key, value in (wanted or {}).items() if current.get(key) != value)

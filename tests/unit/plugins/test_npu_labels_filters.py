@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+"""The npu_labels and k8s_taints filters: what a playbook gets, and how bad input fails."""
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.filter.k8s_label_changes import k8s_label_changes
+from ansible_collections.npu.ascend.plugins.filter.k8s_taints import k8s_taints
+from ansible_collections.npu.ascend.plugins.filter.npu_labels import npu_labels
+
+A2_FACTS = {'chip_family': '910b', 'npu_count': 8, 'product': 'Atlas 800I A2', 'arch': 'aarch64',
+            'installed': {'driver': {'version': '25.0.rc1.1'}, 'firmware': None}}
+
+
+def test_npu_labels_returns_labels_notes_and_resource():
+    result = npu_labels(A2_FACTS, boards=[{'board_id': '0x33'}], domain='npu.ascend')
+    assert result['resource_name'] == 'huawei.com/Ascend910'
+    assert result['labels']['host-arch'] == 'huawei-arm'
+    assert result['labels']['npu.ascend/firmware'] is None
+    assert result['notes'] == []
+
+
+def test_npu_labels_reports_bad_input_as_filter_errors():
+    with pytest.raises(AnsibleFilterError, match='expects ansible_facts.ascend'):
+        npu_labels(None)
+    with pytest.raises(AnsibleFilterError, match='DNS subdomain'):
+        npu_labels(A2_FACTS, domain='Bad_Domain')
+
+
+def test_k8s_taints_from_kubectl_notation():
+    assert k8s_taints(None, 'npu.ascend/unvalidated=true:NoSchedule') == [
+        {'key': 'npu.ascend/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}]
+    assert k8s_taints([{'key': 'npu.ascend/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}],
+                      'npu.ascend/unvalidated=true:NoSchedule', present=False) == []
+
+
+def test_k8s_taints_bad_input():
+    with pytest.raises(AnsibleFilterError, match='expects a list'):
+        k8s_taints('npu.ascend/unvalidated', 'npu.ascend/unvalidated=true:NoSchedule')
+    with pytest.raises(AnsibleFilterError, match='Effect'):
+        k8s_taints([], 'npu.ascend/unvalidated=true')
+
+
+def test_k8s_label_changes():
+    assert k8s_label_changes({'a': '1'}, {'a': '1', 'b': None}) == {}
+    assert k8s_label_changes(None, {'a': '1'}) == {'a': '1'}
+    with pytest.raises(AnsibleFilterError, match='must be a dict'):
+        k8s_label_changes(['a'], {})
