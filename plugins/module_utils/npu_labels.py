@@ -22,6 +22,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import pci
+
 DEFAULT_DOMAIN = 'npu.ascend'
 
 LABEL_VALUE_MAX = 63
@@ -38,14 +40,6 @@ ACCELERATORS = {
     'A3': 'huawei-Ascend910',
     '310': 'huawei-Ascend310',
     '310p': 'huawei-Ascend310P',
-}
-RESOURCE_NAMES = {
-    '910': 'huawei.com/Ascend910',
-    '910b': 'huawei.com/Ascend910',
-    'A3': 'huawei.com/Ascend910',
-    '310': 'huawei.com/Ascend310',
-    '310p': 'huawei.com/Ascend310P',
-    'A5': 'huawei.com/npu',
 }
 HOST_ARCHES = {
     'x86_64': 'huawei-x86',
@@ -222,7 +216,10 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
 
 def resource_name(chip_family):
     """The extended resource Huawei's device plugin advertises for a chip family, or None."""
-    return RESOURCE_NAMES.get(chip_family)
+    try:
+        return pci.k8s_resource_name(chip_family)
+    except ValueError:
+        return None
 
 
 def _same_taint(left, right):
