@@ -121,7 +121,7 @@ sandbox-test: venv
 	$(FLEET) image
 	pytest tests/sandbox
 
-# Scenarios run two at a time (MOLECULE_JOBS); each one's log is in .cache/molecule-logs/.
+# Scenarios run three at a time (MOLECULE_JOBS); each one's log is in .cache/molecule-logs/.
 molecule: venv
 	$(VENV_BIN)/python tests/molecule/run_scenarios.py
 

@@ -4,7 +4,7 @@ The scenarios bring up simulated nodes of their own names, so they can run side 
 their time is spent waiting (installers' simulated durations, reboots, systemd), which a second
 scenario uses. Each scenario's output goes to .cache/molecule-logs/<scenario>.log; the log of a
 failed scenario is printed at the end. Longest scenarios start first, by the durations of the
-previous run on this machine.
+previous run on this machine, or on a fresh clone by tests/molecule/expected-durations.json.
 """
 
 import argparse
@@ -19,6 +19,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LOG_DIR = REPO_ROOT / ".cache" / "molecule-logs"
 DURATIONS = LOG_DIR / "durations.json"
+EXPECTED_DURATIONS = Path(__file__).resolve().parent / "expected-durations.json"
 
 
 def scenarios():
@@ -43,12 +44,14 @@ def run(scenario):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=int(os.environ.get("MOLECULE_JOBS", "2")))
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("MOLECULE_JOBS", "3")))
     parser.add_argument("names", nargs="*", help="scenarios to run (default: all)")
     args = parser.parse_args()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     wanted = args.names or scenarios()
-    previous = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    previous = json.loads(EXPECTED_DURATIONS.read_text())
+    if DURATIONS.exists():
+        previous.update(json.loads(DURATIONS.read_text()))
     ordered = sorted(wanted, key=lambda name: -previous.get(name, float("inf")))
     with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
         results = list(pool.map(run, ordered))
