@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LOG_DIR = REPO_ROOT / ".cache" / "molecule-logs"
 DURATIONS = LOG_DIR / "durations.json"
 EXPECTED_DURATIONS = Path(__file__).resolve().parent / "expected-durations.json"
+_PRINT_LOCK = threading.Lock()
+
+
+def say(text):
+    # Scenario threads report at the same time; one line each, never run together.
+    with _PRINT_LOCK:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def scenarios():
@@ -32,13 +41,12 @@ def scenarios():
 def run(scenario):
     log_path = LOG_DIR / ("%s.log" % scenario)
     started = time.monotonic()
-    print("molecule: %s started" % scenario, flush=True)
+    say("molecule: %s started" % scenario)
     with open(log_path, "w") as log:
         result = subprocess.run(["molecule", "test", "--scenario-name", scenario], cwd=REPO_ROOT,
                                 stdout=log, stderr=subprocess.STDOUT, check=False)
     elapsed = time.monotonic() - started
-    print("molecule: %s %s in %.0f s" % (scenario, "passed" if result.returncode == 0 else "FAILED", elapsed),
-          flush=True)
+    say("molecule: %s %s in %.0f s" % (scenario, "passed" if result.returncode == 0 else "FAILED", elapsed))
     return scenario, result.returncode, elapsed, log_path
 
 
