@@ -49,6 +49,9 @@ DEFAULT_STATE_DIR = REPO_ROOT / '.cache' / 'k8s' / 'controlplane'
 CONTEXT_NAME = 'npu-ascend-test'
 # Components in start order; `down` stops them in reverse.
 COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok')
+# Started last, on request: publishes the sandbox nodes' NPUs from npu-smi (device_plugin_standin.py).
+STANDIN = 'device-plugin-standin'
+STANDIN_SCRIPT = HERE / 'device_plugin_standin.py'
 # kwok manages only the nodes that carry this annotation, so a node created some other way (or
 # by a role under test) is left alone.
 KWOK_NODE_ANNOTATION = ('kwok.x-k8s.io/node', 'fake')
@@ -389,9 +392,11 @@ class ControlPlane:
     state.json (ports, nodes, binaries) and kubeconfig (the admin's, context npu-ascend-test).
     """
 
-    def __init__(self, state_dir=DEFAULT_STATE_DIR, nodes=(), apiserver_port=None, binaries=None):
+    def __init__(self, state_dir=DEFAULT_STATE_DIR, nodes=(), apiserver_port=None, binaries=None,
+                 device_plugin_standin=False):
         self.state_dir = Path(state_dir).resolve()
         self.nodes = list(nodes)
+        self.device_plugin_standin = device_plugin_standin
         self.requested_apiserver_port = apiserver_port
         self.binaries = binaries
         self.pki = PublicKeyInfrastructure(self.state_dir / 'pki')
@@ -446,14 +451,18 @@ class ControlPlane:
         """{component: 'running' | 'stopped'} plus 'apiserver': 'ready' | 'not ready'."""
         self._load_state()
         result = {}
-        for component in COMPONENTS:
+        for component in self.components():
             result[component] = 'running' if self._recorded_pid(component) else 'stopped'
         result['apiserver'] = 'ready' if self.state and self._apiserver_ready() else 'not ready'
         return result
 
     def is_healthy(self):
-        return (all(self._recorded_pid(component) for component in COMPONENTS)
+        return (all(self._recorded_pid(component) for component in self.components())
                 and self._apiserver_ready())
+
+    def components(self):
+        """The components this control plane runs, in start order."""
+        return tuple(self.state.get('components', COMPONENTS))
 
     def environment(self):
         """Shell variables a caller needs: the kubeconfig and the cached tool paths."""
@@ -516,6 +525,7 @@ class ControlPlane:
             ports['apiserver'] = apiserver_port
         # Written first, so that `down` finds the ports and binaries of a start that fails.
         self.state = {'ports': ports, 'binaries': binaries,
+                      'components': COMPONENTS + ((STANDIN,) if self.device_plugin_standin else ()),
                       'nodes': [dataclasses.asdict(node) for node in self.nodes]}
         self._save_state()
         self._create_pki()
@@ -535,6 +545,9 @@ class ControlPlane:
                            lambda node=node: self._node_schedulable(node))
         self._wait_for('the default ServiceAccount', lambda: self.request(
             'GET', '/api/v1/namespaces/default/serviceaccounts/default')[0] == 200)
+        # Last: from now on a node shows NPUs only while its device plugin pod runs.
+        if self.device_plugin_standin:
+            self._spawn(STANDIN, [sys.executable, str(STANDIN_SCRIPT), '--state-dir', str(self.state_dir)])
         print('controlplane: up in %.1fs at %s; KUBECONFIG=%s' % (
             time.monotonic() - started, self.server, self.kubeconfig), file=sys.stderr)
 
@@ -800,7 +813,7 @@ class ControlPlane:
 
     def _stop_recorded_processes(self):
         running = {}
-        for component in reversed(COMPONENTS):
+        for component in reversed(self.components()):
             pid = self._recorded_pid(component)
             if pid:
                 running[component] = pid
@@ -848,7 +861,7 @@ class ControlPlane:
     def resident_memory_kib(self):
         """{component: RSS in KiB} of the running components (their whole process group)."""
         result = {}
-        for component in COMPONENTS:
+        for component in self.components():
             pid = self._recorded_pid(component)
             if pid:
                 result[component] = _process_group_rss_kib(pid)
@@ -927,6 +940,9 @@ def main(argv=None):
                                         'repeatable')
             subparser.add_argument('--apiserver-port', type=int,
                                    help='secure port on 127.0.0.1 (default: a free one)')
+            subparser.add_argument('--device-plugin-standin', action='store_true',
+                                   help="publish each sandbox node's NPUs from npu-smi while a "
+                                        'device plugin pod runs there (see device_plugin_standin.py)')
         if name == 'down':
             subparser.add_argument('--keep-logs', action='store_true')
     arguments = parser.parse_args(argv)
@@ -936,7 +952,8 @@ def main(argv=None):
             nodes = _nodes_from_arguments(arguments)
         except ValueError as error:
             raise SystemExit('controlplane: %s' % error)
-        control_plane = ControlPlane(arguments.state_dir, nodes, arguments.apiserver_port)
+        control_plane = ControlPlane(arguments.state_dir, nodes, arguments.apiserver_port,
+                                     device_plugin_standin=arguments.device_plugin_standin)
         try:
             control_plane.up()
         except (ControlPlaneError, subprocess.CalledProcessError) as error:
