@@ -6,6 +6,10 @@
 #   make demo-down   stop the control plane and remove the simulated fleet
 #   make test        deps venv lint sanity unit k8s-test sandbox-test molecule, stopping at the first failure
 #   make build       the collection tarball in .cache/dist/
+#   make bench       N sandbox nodes from bare to validated, again converged, against its floors and a
+#                    naive script: bench/results.json and .png (BENCH_NODES, BENCH_INSTALL_SECONDS, BENCH_LEVERS=1)
+#   make faults      the fault matrix (docs/faults.md): 21 injected faults, each must fail with a clear
+#                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -31,6 +35,11 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # working set-up.
 DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl
 
+# Each sandbox node's systemd takes a dozen or more inotify instances; Debian's default of 128
+# per user runs out at about ten nodes (molecule scenarios side by side, make bench's fleet), and
+# systemd in the next node then fails with "Failed to create inotify object: Too many open files".
+INOTIFY_INSTANCES := 1024
+
 TEST_STAGES := deps venv lint sanity unit k8s-test sandbox-test molecule
 
 export PATH := $(VENV_BIN):$(PATH)
@@ -42,7 +51,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link lint sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down
+.PHONY: help deps venv collection-link lint sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -59,6 +68,11 @@ deps:
 	  echo "deps: installing$$missing"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q$$missing; \
+	fi
+	@current=$$(cat /proc/sys/fs/inotify/max_user_instances); \
+	if [ "$$current" -lt $(INOTIFY_INSTANCES) ]; then \
+	  echo "deps: raising fs.inotify.max_user_instances from $$current to $(INOTIFY_INSTANCES)"; \
+	  $(SUDO) sysctl -q -w fs.inotify.max_user_instances=$(INOTIFY_INSTANCES); \
 	fi
 
 # The venv is rebuilt from scratch whenever requirements.txt changes, so it never holds
@@ -154,9 +168,38 @@ demo: deps venv
 	$(FLEET) probe-image
 	ansible-playbook -i inventories/sandbox playbooks/site.yml
 	bash tests/k8s/build.sh
-	$(VENV_BIN)/python tests/k8s/controlplane.py up --state-dir .cache/k8s-demo --nodes-from-inventory inventories/sandbox
+	$(VENV_BIN)/python tests/k8s/controlplane.py up --state-dir .cache/k8s-demo --nodes-from-inventory inventories/sandbox --device-plugin-standin
 	ansible-playbook -i inventories/sandbox playbooks/kubernetes.yml
 
 demo-down: venv
 	$(VENV_BIN)/python tests/k8s/controlplane.py down --state-dir .cache/k8s-demo
 	$(FLEET) down
+
+# The benchmark (docs/benchmarks.md). Its chart's matplotlib lives in a venv of its own,
+# .cache/bench/venv from bench/requirements.txt, rebuilt when that file changes; with
+# BENCH_LEVERS=1, Mitogen (bench/requirements-mitogen.txt) goes into .cache/bench/mitogen for
+# the lever study only. bench/run.py builds the image and packages, makes and removes its nodes
+# and control plane; a missed target does not fail it, a failed provisioning does.
+BENCH_VENV := .cache/bench/venv
+bench: deps venv k8s-builds
+	@wanted=$$(sha256sum bench/requirements.txt | cut -d' ' -f1); \
+	if [ "$$(cat $(BENCH_VENV)/.requirements.sha256 2>/dev/null)" != "$$wanted" ]; then \
+	  echo "bench: creating $(BENCH_VENV) from bench/requirements.txt"; \
+	  rm -rf $(BENCH_VENV); \
+	  $(PYTHON) -m venv $(BENCH_VENV); \
+	  $(BENCH_VENV)/bin/pip install --quiet --requirement bench/requirements.txt; \
+	  echo "$$wanted" > $(BENCH_VENV)/.requirements.sha256; \
+	fi
+	@if [ "$${BENCH_LEVERS:-}" = 1 ] && [ ! -d .cache/bench/mitogen/ansible_mitogen ]; then \
+	  $(VENV_BIN)/pip install --quiet --no-deps --target .cache/bench/mitogen --requirement bench/requirements-mitogen.txt; \
+	fi
+	$(FLEET) image
+	$(VENV_BIN)/python bench/run.py
+
+# The fault matrix (docs/faults.md): tests/faults/matrix.py makes fresh flt-* nodes, builds its
+# packages and damaged copies, runs every row (two lanes side by side), prints the table, keeps
+# .cache/faults/results.json and the logs, and removes its nodes and control plane. The
+# Kubernetes rows need the control plane from tests/k8s/build.sh.
+faults: deps venv k8s-builds
+	$(FLEET) image
+	$(VENV_BIN)/python tests/faults/matrix.py
