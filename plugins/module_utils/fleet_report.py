@@ -1,0 +1,760 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report: one document per run, describing every NPU node.
+
+``build_report`` turns what was read from each node (``ascend_facts``, ``npu_smi_info``, its
+Kubernetes Node object, what the roles of the run published) into a JSON-ready document: per
+node the chips and their health, the installed versions against the wanted ones, the Node's
+labels, taints and NPU capacity, and a list of checks (``chips healthy``, ``versions as
+wanted``, ``validated``, ``schedulable``, plus ``run``, ``preflight`` and ``doctor`` when
+there is something to say). ``changes`` lists, per node, what differs from the previous report.
+
+The renderers write that document as JUnit XML (one testsuite for the run, one testcase per
+node and check), Markdown and HTML, escaping everything that came from a node or a cluster.
+
+Pure functions, no I/O, nothing from Ansible.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
+from ansible_collections.npu.ascend.plugins.module_utils.runfile import CANN_LAYOUT_CHANGE
+
+FORMAT = 'npu.ascend/fleet-report'
+FORMAT_VERSION = 1
+
+# Installed components as ascend_facts names them, in the order Huawei stacks them.
+COMPONENTS = ('firmware', 'driver', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
+COMPONENT_TITLES = {
+    'firmware': 'firmware', 'driver': 'driver', 'toolkit': 'CANN toolkit', 'kernels': 'CANN kernels',
+    'ops': 'CANN ops', 'nnal': 'NNAL', 'docker_runtime': 'Ascend Docker Runtime',
+}
+
+PASSED = 'passed'
+FAILED = 'failed'
+SKIPPED = 'skipped'
+ERROR = 'error'
+STATUSES = (PASSED, FAILED, SKIPPED, ERROR)
+
+CHECK_CHIPS = 'chips healthy'
+CHECK_VERSIONS = 'versions as wanted'
+CHECK_VALIDATED = 'validated'
+CHECK_SCHEDULABLE = 'schedulable'
+CHECK_RUN = 'run'
+CHECK_PREFLIGHT = 'preflight'
+CHECK_DOCTOR = 'doctor'
+# Always present, for every node; the others only when the run has something to say.
+CORE_CHECKS = (CHECK_CHIPS, CHECK_VERSIONS, CHECK_VALIDATED, CHECK_SCHEDULABLE)
+
+RUN_OK = 'ok'
+RUN_FAILED = 'failed'
+
+# Extended resources the NPU device plugins advertise (Huawei's, and Alibaba's on ACK).
+_NPU_RESOURCE = re.compile(r'^(?:huawei\.com/|aliyun\.com/npu$)')
+_BLOCKING_EFFECTS = ('NoSchedule', 'NoExecute')
+# Characters XML 1.0 cannot carry, even escaped.
+_XML_INVALID = re.compile(u'[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
+
+
+# --------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------
+
+def _text(value):
+    if value is None:
+        return ''
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
+
+
+def _truthy(value):
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    return str(value).strip().lower() in ('1', 'true', 'yes', 'on', 'y')
+
+
+def _same_version(left, right):
+    if left is None or right is None:
+        return left is None and right is None
+    try:
+        return compare_versions(str(left), str(right)) == 0
+    except ValueError:
+        return str(left).strip() == str(right).strip()
+
+
+def _taint_text(taint):
+    value = taint.get('value')
+    return '%s%s:%s' % (taint.get('key', ''), ('=%s' % value) if value not in (None, '') else '',
+                        taint.get('effect', ''))
+
+
+def _check(name, status, message):
+    return {'name': name, 'status': status, 'message': message}
+
+
+# --------------------------------------------------------------------------------------
+# What a node should run
+# --------------------------------------------------------------------------------------
+
+def wanted_versions(stack):
+    """Component to wanted version, from a stack as ``preflight_stack`` spells it.
+
+    ``stack``: ``{driver, firmware, cann, kernels, nnal, nnal_version, docker_runtime}``;
+    an empty version is not managed and not checked. The operator kernels are ``kernels`` up to
+    CANN 8.3 and ``ops`` from 8.5.0, as the cann role installs them.
+    """
+    stack = stack or {}
+    wanted = {}
+    for component in ('driver', 'firmware', 'docker_runtime'):
+        if _text(stack.get(component)).strip():
+            wanted[component] = _text(stack[component]).strip()
+    cann = _text(stack.get('cann')).strip()
+    if cann:
+        wanted['toolkit'] = cann
+        if _truthy(stack.get('kernels', True)):
+            try:
+                newer = compare_versions(cann, CANN_LAYOUT_CHANGE) >= 0
+            except ValueError:
+                newer = False
+            wanted['ops' if newer else 'kernels'] = cann
+    if _truthy(stack.get('nnal', False)):
+        nnal = _text(stack.get('nnal_version')).strip() or cann
+        if nnal:
+            wanted['nnal'] = nnal
+    return wanted
+
+
+# --------------------------------------------------------------------------------------
+# One node
+# --------------------------------------------------------------------------------------
+
+def _chips(npu_smi):
+    chips = []
+    for chip in (npu_smi or {}).get('chips') or []:
+        chips.append(dict((key, chip.get(key)) for key in
+                          ('npu_id', 'chip_id', 'name', 'health', 'bus_id', 'temp_c', 'power_w',
+                           'aicore_pct', 'hbm_used_mb', 'hbm_total_mb')))
+    return chips
+
+
+def _chip_name(chip):
+    return 'NPU %s chip %s' % (chip.get('npu_id'), chip.get('chip_id'))
+
+
+def _health(chips, npu_smi_error):
+    unhealthy = ['%s: %s' % (_chip_name(chip), chip.get('health') or 'unknown')
+                 for chip in chips if _text(chip.get('health')).upper() != 'OK']
+    return {
+        'chips': len(chips),
+        'healthy': len(chips) - len(unhealthy),
+        'unhealthy': unhealthy,
+        'npu_smi_error': npu_smi_error or None,
+    }
+
+
+def _kubernetes(k8s, facts, domain):
+    """The Node's part of the report, or None when no cluster was asked."""
+    if not k8s or not k8s.get('configured'):
+        return None
+    node = k8s.get('node')
+    result = {
+        'node_name': k8s.get('node_name'),
+        'found': bool(node),
+        'error': k8s.get('error') or None,
+        'labels': {},
+        'taints': [],
+        'unschedulable': False,
+        'capacity': {},
+        'allocatable': {},
+        'resource_name': None,
+        'validated': None,
+        'upgrade_state': None,
+    }
+    if not node:
+        return result
+    metadata = node.get('metadata') or {}
+    spec = node.get('spec') or {}
+    status = node.get('status') or {}
+    labels = dict(metadata.get('labels') or {})
+    result['labels'] = labels
+    result['taints'] = [_taint_text(taint) for taint in spec.get('taints') or []]
+    result['unschedulable'] = bool(spec.get('unschedulable'))
+    result['capacity'] = dict((key, _text(value)) for key, value in (status.get('capacity') or {}).items()
+                              if _NPU_RESOURCE.match(key))
+    result['allocatable'] = dict((key, _text(value)) for key, value in (status.get('allocatable') or {}).items()
+                                 if _NPU_RESOURCE.match(key))
+    resource = (facts or {}).get('k8s_resource_name')
+    if not resource:
+        accelerator = labels.get('accelerator', '')
+        if accelerator.startswith('huawei-'):
+            resource = 'huawei.com/' + accelerator[len('huawei-'):]
+        elif len(result['capacity']) == 1:
+            resource = list(result['capacity'])[0]
+    result['resource_name'] = resource or None
+    result['validated'] = labels.get('%s/validated' % domain)
+    result['upgrade_state'] = labels.get('%s/upgrade-state' % domain)
+    return result
+
+
+def _check_chips(entry):
+    facts = entry['facts_available']
+    if not facts:
+        reason = entry['errors'][0] if entry['errors'] else 'no facts'
+        return _check(CHECK_CHIPS, ERROR, 'the node could not be read: %s' % reason)
+    if not entry['hardware'].get('chip_family'):
+        return _check(CHECK_CHIPS, FAILED, 'no Ascend NPU on the PCI bus (vendor 19e5). Fix: check `lspci -d 19e5:` '
+                                           'and the server\'s PCIe cards.')
+    if entry['reboot_pending']:
+        reasons = ', '.join('%s %s' % (reason.get('component', '?'), reason.get('version', ''))
+                            for reason in entry['reboot_reasons']) or 'an installer'
+        return _check(CHECK_CHIPS, FAILED, 'a reboot asked for by %s is pending, so the chips run the old '
+                                           'software. Fix: reboot the node.' % reasons)
+    health = entry['health']
+    if health['npu_smi_error']:
+        return _check(CHECK_CHIPS, FAILED, health['npu_smi_error'])
+    if not entry['npu_smi_available']:
+        return _check(CHECK_CHIPS, FAILED, 'npu-smi is not installed, so the driver is not: chip health is '
+                                           'unknown. Fix: install the driver (npu.ascend.hdk).')
+    if health['chips'] == 0:
+        return _check(CHECK_CHIPS, FAILED, 'npu-smi lists no chip although %s NPU PCI functions are present. '
+                                           'Fix: check the driver (dmesg, npu-smi info) and the cards.'
+                      % entry['hardware'].get('npu_count'))
+    if health['unhealthy']:
+        return _check(CHECK_CHIPS, FAILED, '%d of %d chips not OK: %s. Fix: see `npu-smi info -t health` on the '
+                                           'node and Huawei\'s fault handling for the chip.'
+                      % (len(health['unhealthy']), health['chips'], '; '.join(health['unhealthy'])))
+    return _check(CHECK_CHIPS, PASSED, 'all %d chips OK' % health['chips'])
+
+
+def _check_versions(entry):
+    wanted = entry['wanted']
+    if not wanted:
+        return _check(CHECK_VERSIONS, SKIPPED, 'no versions declared (hdk_driver_version, hdk_firmware_version, '
+                                               'cann_version, container_runtime_version)')
+    if not entry['facts_available']:
+        return _check(CHECK_VERSIONS, ERROR, 'the node could not be read')
+    differences = []
+    for component in COMPONENTS:
+        if component not in wanted:
+            continue
+        installed = entry['versions'].get(component)
+        if installed is None:
+            differences.append('%s not installed (wanted %s)' % (COMPONENT_TITLES[component], wanted[component]))
+        elif not _same_version(installed, wanted[component]):
+            differences.append('%s %s (wanted %s)' % (COMPONENT_TITLES[component], installed, wanted[component]))
+    if differences:
+        return _check(CHECK_VERSIONS, FAILED, '%s. Fix: run npu.ascend.site (or the upgrade playbook) for this '
+                                              'node.' % '; '.join(differences))
+    return _check(CHECK_VERSIONS, PASSED, ', '.join('%s %s' % (COMPONENT_TITLES[component], wanted[component])
+                                                    for component in COMPONENTS if component in wanted))
+
+
+def _k8s_unusable(name, kubernetes):
+    if kubernetes is None:
+        return _check(name, SKIPPED, 'no cluster given (k8s_kubeconfig)')
+    if kubernetes['error']:
+        return _check(name, ERROR, 'the Node could not be read: %s' % kubernetes['error'])
+    if not kubernetes['found']:
+        return _check(name, FAILED, 'the cluster has no Node named %s. Fix: join the node to the cluster, or set '
+                                    'fleet_report_k8s_node_name.' % kubernetes['node_name'])
+    return None
+
+
+def _check_validated(entry, domain):
+    kubernetes = entry['kubernetes']
+    unusable = _k8s_unusable(CHECK_VALIDATED, kubernetes)
+    if unusable:
+        return unusable
+    labels = kubernetes['labels']
+    validated = kubernetes['validated']
+    driver = labels.get('%s/driver' % domain)
+    if not driver and entry['versions'].get('driver'):
+        driver = label_value(entry['versions']['driver'])
+    expected = driver or 'true'
+    if not validated:
+        return _check(CHECK_VALIDATED, FAILED, 'not validated (no %s/validated label). Fix: run npu.ascend.kubernetes '
+                                               '(role npu.ascend.validate).' % domain)
+    if validated != expected:
+        return _check(CHECK_VALIDATED, FAILED, 'validated with driver %s but the node runs %s. Fix: run '
+                                               'npu.ascend.kubernetes to validate it again.' % (validated, expected))
+    return _check(CHECK_VALIDATED, PASSED, 'validated for %s' % ('driver ' + validated if driver else 'this node'))
+
+
+def _check_schedulable(entry):
+    kubernetes = entry['kubernetes']
+    unusable = _k8s_unusable(CHECK_SCHEDULABLE, kubernetes)
+    if unusable:
+        return unusable
+    problems = []
+    if kubernetes['unschedulable']:
+        problems.append('cordoned (spec.unschedulable). Fix: `kubectl uncordon %s` when it is ready'
+                        % kubernetes['node_name'])
+    blocking = [taint for taint in kubernetes['taints'] if taint.rsplit(':', 1)[-1] in _BLOCKING_EFFECTS]
+    if blocking:
+        problems.append('tainted %s. Fix: validate the node (npu.ascend.kubernetes) or remove the taint'
+                        % ', '.join(blocking))
+    resource = kubernetes['resource_name']
+    allocatable = kubernetes['allocatable'].get(resource) if resource else None
+    if resource and _text(allocatable) in ('', '0'):
+        problems.append('allocatable %s is %s. Fix: check the device plugin pod on the node'
+                        % (resource, allocatable if allocatable is not None else 'absent'))
+    if problems:
+        return _check(CHECK_SCHEDULABLE, FAILED, '; '.join(problems))
+    return _check(CHECK_SCHEDULABLE, PASSED, 'schedulable%s' % ((', allocatable %s: %s' % (resource, allocatable))
+                                                                if resource else ''))
+
+
+def _check_preflight(preflight):
+    failed = [check for check in preflight.get('checks') or [] if not check.get('ok', True)]
+    if failed:
+        return _check(CHECK_PREFLIGHT, FAILED, '; '.join('%s: %s (fix: %s)' % (check.get('name'), check.get('detail'),
+                                                                               check.get('fix'))
+                                                         for check in failed))
+    names = preflight.get('failed') or []
+    if names:
+        return _check(CHECK_PREFLIGHT, FAILED, 'failed checks: %s' % ', '.join(_text(name) for name in names))
+    return _check(CHECK_PREFLIGHT, PASSED, '%d checks passed' % len(preflight.get('checks') or []))
+
+
+def _check_doctor(findings):
+    if findings:
+        return _check(CHECK_DOCTOR, FAILED, '; '.join('%s: %s (evidence: %s; fix: %s)'
+                                                      % (finding.get('component', '?'), finding.get('problem', ''),
+                                                         finding.get('evidence', ''), finding.get('fix', ''))
+                                                      for finding in findings))
+    return _check(CHECK_DOCTOR, PASSED, 'no findings')
+
+
+def node_entry(host, gathered=None, k8s=None, stack=None, published=None, outcome=None, domain='npu.ascend'):
+    """The report entry of one node.
+
+    ``gathered``: ``{facts, facts_error, npu_smi, npu_smi_error, unreachable}``, where ``facts``
+    is ``ansible_facts.ascend`` and ``npu_smi`` what ``npu_smi_info`` returned (either None when
+    not read). ``k8s``: ``{configured, node_name, node, error}``, ``node`` the Node object or
+    None. ``stack``: the wanted stack (see wanted_versions). ``published``: what the roles of
+    the run published for the node (``preflight_report``, ``k8s_node_result``,
+    ``doctor_findings``, ``extra``). ``outcome``: ``ok``, ``failed`` (earlier in the run) or
+    None (not known).
+    """
+    gathered = gathered or {}
+    published = published or {}
+    facts = gathered.get('facts') if isinstance(gathered.get('facts'), dict) else None
+    npu_smi = gathered.get('npu_smi') if isinstance(gathered.get('npu_smi'), dict) else None
+    errors = []
+    if gathered.get('unreachable'):
+        errors.append('unreachable: %s' % (gathered.get('facts_error') or 'no connection'))
+    elif gathered.get('facts_error'):
+        errors.append('ascend_facts failed: %s' % gathered['facts_error'])
+    installed = (facts or {}).get('installed') or {}
+    chips = _chips(npu_smi)
+    entry = {
+        'host': host,
+        'reachable': not gathered.get('unreachable'),
+        'facts_available': facts is not None,
+        'npu_smi_available': bool((facts or {}).get('npu_smi_path')),
+        'errors': errors,
+        'outcome': outcome,
+        'hardware': {
+            'chip_family': (facts or {}).get('chip_family'),
+            'product': (facts or {}).get('product'),
+            'arch': (facts or {}).get('arch'),
+            'npu_count': (facts or {}).get('npu_count'),
+        },
+        'chips': chips,
+        'health': _health(chips, gathered.get('npu_smi_error') if facts is not None else None),
+        'versions': dict((component, (installed.get(component) or {}).get('version')) for component in COMPONENTS),
+        'wanted': wanted_versions(stack),
+        'reboot_pending': bool((facts or {}).get('reboot_pending')),
+        'reboot_reasons': list((facts or {}).get('reboot_reasons') or []),
+        'kubernetes': _kubernetes(k8s, facts, domain),
+        'preflight': published.get('preflight_report'),
+        'k8s_node_result': published.get('k8s_node_result'),
+        'doctor_findings': list(published.get('doctor_findings') or []),
+        'extra': published.get('extra') or {},
+    }
+    checks = [_check_chips(entry), _check_versions(entry), _check_validated(entry, domain),
+              _check_schedulable(entry)]
+    if not entry['reachable']:
+        # Nothing read from the node can be judged; the cluster's view still can.
+        for index, check in enumerate(checks[:2]):
+            checks[index] = _check(check['name'], ERROR, errors[0])
+    if outcome is not None:
+        checks.append(_check(CHECK_RUN, PASSED, 'every play of the run completed for this node')
+                      if outcome == RUN_OK else
+                      _check(CHECK_RUN, FAILED, 'the node failed or was unreachable earlier in this run; the task '
+                                                'that failed and the play recap say why'))
+    if isinstance(entry['preflight'], dict):
+        checks.append(_check_preflight(entry['preflight']))
+    if 'doctor_findings' in published and published.get('doctor_findings') is not None:
+        checks.append(_check_doctor(entry['doctor_findings']))
+    entry['checks'] = checks
+    entry['status'] = _node_status(checks)
+    entry['changes'] = []
+    return entry
+
+
+def _node_status(checks):
+    statuses = set(check['status'] for check in checks)
+    if ERROR in statuses:
+        return ERROR
+    if FAILED in statuses:
+        return FAILED
+    return PASSED
+
+
+# --------------------------------------------------------------------------------------
+# What changed since the previous report
+# --------------------------------------------------------------------------------------
+
+def _change(what, before, after, text):
+    return {'what': what, 'before': before, 'after': after, 'text': text}
+
+
+def _or_none(value, none_text):
+    return none_text if value in (None, '') else _text(value)
+
+
+def node_changes(previous, current):
+    """What differs between two report entries of one node, as a list of ``{what, before, after, text}``.
+
+    Parts that could not be read in either report (an unreachable node, no cluster) are not
+    compared, so a node that did not answer does not seem to have lost its software.
+    """
+    if not previous:
+        return [_change('node', None, current['host'], 'new in the report')]
+    changes = []
+    if previous.get('facts_available') and current.get('facts_available'):
+        before_versions = previous.get('versions') or {}
+        for component in COMPONENTS:
+            before = before_versions.get(component)
+            after = current['versions'].get(component)
+            if not _same_version(before, after):
+                changes.append(_change(component, before, after, '%s %s -> %s' % (
+                    COMPONENT_TITLES[component], _or_none(before, 'not installed'), _or_none(after, 'not installed'))))
+        before_health = previous.get('health') or {}
+        after_health = current['health']
+        if (before_health.get('healthy'), before_health.get('chips'), before_health.get('npu_smi_error')) != \
+                (after_health['healthy'], after_health['chips'], after_health['npu_smi_error']):
+            changes.append(_change('health', before_health, after_health, 'chips OK %s/%s -> %s/%s%s' % (
+                before_health.get('healthy'), before_health.get('chips'), after_health['healthy'],
+                after_health['chips'],
+                (' (%s)' % '; '.join(after_health['unhealthy'] or [after_health['npu_smi_error'] or '']))
+                if after_health['unhealthy'] or after_health['npu_smi_error'] else '')))
+        if bool(previous.get('reboot_pending')) != current['reboot_pending']:
+            changes.append(_change('reboot_pending', bool(previous.get('reboot_pending')), current['reboot_pending'],
+                                   'reboot pending %s -> %s' % (_text(bool(previous.get('reboot_pending'))),
+                                                                _text(current['reboot_pending']))))
+    before_k8s = previous.get('kubernetes')
+    after_k8s = current.get('kubernetes')
+    if before_k8s and after_k8s and before_k8s.get('found') and after_k8s['found']:
+        before_labels = before_k8s.get('labels') or {}
+        after_labels = after_k8s['labels']
+        for key in sorted(set(before_labels) | set(after_labels)):
+            before = before_labels.get(key)
+            after = after_labels.get(key)
+            if before == after:
+                continue
+            if before is None:
+                text = 'label %s added (%s)' % (key, after)
+            elif after is None:
+                text = 'label %s removed (was %s)' % (key, before)
+            else:
+                text = 'label %s %s -> %s' % (key, before, after)
+            changes.append(_change('label ' + key, before, after, text))
+        if bool(before_k8s.get('unschedulable')) != after_k8s['unschedulable']:
+            changes.append(_change('unschedulable', bool(before_k8s.get('unschedulable')), after_k8s['unschedulable'],
+                                   'cordoned %s -> %s' % (_text(bool(before_k8s.get('unschedulable'))),
+                                                          _text(after_k8s['unschedulable']))))
+        before_taints = before_k8s.get('taints') or []
+        for taint in after_k8s['taints']:
+            if taint not in before_taints:
+                changes.append(_change('taint', None, taint, 'taint %s added' % taint))
+        for taint in before_taints:
+            if taint not in after_k8s['taints']:
+                changes.append(_change('taint', taint, None, 'taint %s removed' % taint))
+    before_checks = dict((check.get('name'), check.get('status')) for check in previous.get('checks') or [])
+    for check in current['checks']:
+        before = before_checks.get(check['name'])
+        if before is not None and before != check['status']:
+            changes.append(_change('check ' + check['name'], before, check['status'],
+                                   'check %s: %s -> %s' % (check['name'], before, check['status'])))
+    return changes
+
+
+# --------------------------------------------------------------------------------------
+# The document
+# --------------------------------------------------------------------------------------
+
+def parse_previous(previous):
+    """The previous report as a dict, from its JSON text or a dict; None (and why) when unusable."""
+    if previous in (None, ''):
+        return None, None
+    if not isinstance(previous, dict):
+        try:
+            previous = json.loads(previous)
+        except ValueError as error:
+            return None, 'the previous report is not valid JSON (%s); changes are not computed' % error
+    if not isinstance(previous, dict) or previous.get('format') != FORMAT:
+        return None, 'the previous report is not a %s document; changes are not computed' % FORMAT
+    if previous.get('format_version') != FORMAT_VERSION:
+        return None, ('the previous report has format version %s (this is %s); changes are not computed'
+                      % (previous.get('format_version'), FORMAT_VERSION))
+    if not isinstance(previous.get('nodes'), dict):
+        return None, 'the previous report has no nodes; changes are not computed'
+    return previous, None
+
+
+def build_report(nodes, previous=None, run=None, generated_at=None):
+    """The report document: ``nodes`` is a list of entries made by node_entry."""
+    previous, previous_note = parse_previous(previous)
+    by_host = {}
+    for entry in nodes:
+        if entry['host'] in by_host:
+            raise ValueError('node %s appears twice in the report' % entry['host'])
+        by_host[entry['host']] = entry
+    notes = [previous_note] if previous_note else []
+    for host in sorted(by_host):
+        entry = by_host[host]
+        if previous is not None:
+            entry['changes'] = node_changes(previous['nodes'].get(host), entry)
+    removed = sorted(set(previous['nodes']) - set(by_host)) if previous is not None else []
+    checks = [check for entry in by_host.values() for check in entry['checks']]
+    summary = {
+        'nodes': len(by_host),
+        'nodes_passed': sum(1 for entry in by_host.values() if entry['status'] == PASSED),
+        'nodes_failed': sum(1 for entry in by_host.values() if entry['status'] != PASSED),
+        'checks': len(checks),
+    }
+    for status in STATUSES:
+        summary['checks_' + status] = sum(1 for check in checks if check['status'] == status)
+    summary['changes'] = sum(len(entry['changes']) for entry in by_host.values())
+    return {
+        'format': FORMAT,
+        'format_version': FORMAT_VERSION,
+        'generated_at': generated_at,
+        'run': dict(run or {}),
+        'previous_generated_at': previous.get('generated_at') if previous is not None else None,
+        'notes': notes,
+        'summary': summary,
+        'removed_nodes': removed,
+        'nodes': dict((host, by_host[host]) for host in sorted(by_host)),
+    }
+
+
+def to_json(report):
+    """The report as JSON text (sorted keys, so two reports diff well)."""
+    return json.dumps(report, indent=2, sort_keys=True) + '\n'
+
+
+# --------------------------------------------------------------------------------------
+# Renderers
+# --------------------------------------------------------------------------------------
+
+def _xml_text(value):
+    return _XML_INVALID.sub(u'\ufffd', _text(value))
+
+
+def render_junit(report, suite_name='npu.ascend fleet report'):
+    """JUnit XML: one testsuite for the run, one testcase per node and check."""
+    summary = report['summary']
+    root = ET.Element('testsuites', {
+        'name': _xml_text(suite_name),
+        'tests': str(summary['checks']),
+        'failures': str(summary['checks_failed']),
+        'errors': str(summary['checks_error']),
+        'skipped': str(summary['checks_skipped']),
+    })
+    attributes = {
+        'name': _xml_text(suite_name),
+        'tests': str(summary['checks']),
+        'failures': str(summary['checks_failed']),
+        'errors': str(summary['checks_error']),
+        'skipped': str(summary['checks_skipped']),
+    }
+    if report.get('generated_at'):
+        attributes['timestamp'] = _xml_text(report['generated_at'])
+    suite = ET.SubElement(root, 'testsuite', attributes)
+    run = report.get('run') or {}
+    if run:
+        properties = ET.SubElement(suite, 'properties')
+        for key in sorted(run):
+            value = run[key]
+            if isinstance(value, (list, tuple)):
+                value = ', '.join(_text(item) for item in value)
+            ET.SubElement(properties, 'property', {'name': _xml_text(key), 'value': _xml_text(value)})
+    for host, entry in report['nodes'].items():
+        for check in entry['checks']:
+            case = ET.SubElement(suite, 'testcase', {'classname': _xml_text(host), 'name': _xml_text(check['name'])})
+            status = check['status']
+            if status == FAILED:
+                element = ET.SubElement(case, 'failure', {'message': _xml_text(check['message']), 'type': 'failed'})
+                element.text = _xml_text('%s: %s: %s' % (host, check['name'], check['message']))
+            elif status == ERROR:
+                element = ET.SubElement(case, 'error', {'message': _xml_text(check['message']), 'type': 'error'})
+                element.text = _xml_text('%s: %s: %s' % (host, check['name'], check['message']))
+            elif status == SKIPPED:
+                ET.SubElement(case, 'skipped', {'message': _xml_text(check['message'])})
+            else:
+                output = ET.SubElement(case, 'system-out')
+                output.text = _xml_text(check['message'])
+    text = ET.tostring(root, encoding='unicode')
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + text + '\n'
+
+
+_MARKDOWN_SPECIAL = re.compile(r'([\\`*_{}\[\]<|#])')
+
+
+def _md(value):
+    """Text safe in a Markdown table cell: no line breaks, Markdown and HTML characters escaped.
+
+    ``<`` and ``&`` are escaped so that nothing read from a node can become an HTML tag or entity;
+    a lone ``>`` cannot, and stays readable (``driver 24.1.rc2 -> 25.0.rc1.1``).
+    """
+    text = ' '.join(_text(value).split())
+    text = text.replace('&', '&amp;')
+    return _MARKDOWN_SPECIAL.sub(r'\\\1', text)
+
+
+_STATUS_WORDS = {PASSED: 'PASS', FAILED: 'FAIL', SKIPPED: 'SKIP', ERROR: 'ERROR'}
+
+
+def _cann(entry):
+    return entry['versions'].get('toolkit')
+
+
+def _check_status(entry, name):
+    for check in entry['checks']:
+        if check['name'] == name:
+            return _STATUS_WORDS[check['status']]
+    return ''
+
+
+def _summary_rows(report):
+    rows = []
+    for host, entry in report['nodes'].items():
+        hardware = entry['hardware']
+        health = entry['health']
+        rows.append([
+            host,
+            _STATUS_WORDS[entry['status']],
+            ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-',
+            ('%s/%s OK' % (health['healthy'], health['chips'])) if entry['npu_smi_available'] or health['chips']
+            else '-',
+            _or_none(entry['versions'].get('firmware'), '-'),
+            _or_none(entry['versions'].get('driver'), '-'),
+            _or_none(_cann(entry), '-'),
+            _or_none(entry['versions'].get('docker_runtime'), '-'),
+            _check_status(entry, CHECK_VALIDATED),
+            _check_status(entry, CHECK_SCHEDULABLE),
+            str(len(entry['changes'])),
+        ])
+    return rows
+
+
+_SUMMARY_HEADER = ['Node', 'Status', 'Hardware', 'Chips', 'Firmware', 'Driver', 'CANN', 'Docker runtime',
+                   'Validated', 'Schedulable', 'Changes']
+
+
+def render_markdown(report, title='NPU fleet report'):
+    """A readable summary in Markdown; every value from a node or a cluster is escaped."""
+    summary = report['summary']
+    lines = ['# %s' % _md(title), '']
+    lines.append('Generated %s%s. %d nodes: %d passed, %d not; %d checks: %d failed, %d errors, %d skipped; '
+                 '%d changes since the previous report%s.' % (
+                     _md(report.get('generated_at') or 'now'),
+                     (' by %s' % _md(report['run']['playbook'])) if (report.get('run') or {}).get('playbook') else '',
+                     summary['nodes'], summary['nodes_passed'], summary['nodes_failed'], summary['checks'],
+                     summary['checks_failed'], summary['checks_error'], summary['checks_skipped'], summary['changes'],
+                     (' (%s)' % _md(report['previous_generated_at'])) if report.get('previous_generated_at') else ''))
+    if (report.get('run') or {}).get('check_mode'):
+        lines.extend(['', 'This was a dry run (check mode): nothing was changed on the nodes.'])
+    for note in report.get('notes') or []:
+        lines.extend(['', '> %s' % _md(note)])
+    if report.get('removed_nodes'):
+        lines.extend(['', 'No longer in the report: %s.' % ', '.join(_md(host) for host in report['removed_nodes'])])
+    lines.extend(['', '| %s |' % ' | '.join(_SUMMARY_HEADER), '|%s' % ('---|' * len(_SUMMARY_HEADER))])
+    for row in _summary_rows(report):
+        lines.append('| %s |' % ' | '.join(_md(cell) for cell in row))
+    for host, entry in report['nodes'].items():
+        lines.extend(['', '## %s' % _md(host), ''])
+        for check in entry['checks']:
+            lines.append('- **%s** %s: %s' % (_STATUS_WORDS[check['status']], _md(check['name']), _md(check['message'])))
+        if entry['kubernetes'] and entry['kubernetes']['found']:
+            kubernetes = entry['kubernetes']
+            lines.append('- Node %s: NPU capacity %s, allocatable %s, taints %s%s' % (
+                _md(kubernetes['node_name']),
+                _md(', '.join('%s=%s' % item for item in sorted(kubernetes['capacity'].items())) or 'none'),
+                _md(', '.join('%s=%s' % item for item in sorted(kubernetes['allocatable'].items())) or 'none'),
+                _md(', '.join(kubernetes['taints']) or 'none'),
+                (', upgrade state %s' % _md(kubernetes['upgrade_state'])) if kubernetes['upgrade_state'] else ''))
+        if entry['changes']:
+            lines.extend(['', 'Changes:', ''])
+            lines.extend('- %s' % _md(change['text']) for change in entry['changes'])
+    return '\n'.join(lines) + '\n'
+
+
+def _h(value):
+    return html.escape(_text(value), quote=True)
+
+
+_HTML_STYLE = ('body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}'
+               'td,th{border:1px solid #999;padding:.2em .5em;text-align:left}'
+               '.passed{color:#060}.failed,.error{color:#a00;font-weight:bold}.skipped{color:#666}')
+
+
+def render_html(report, title='NPU fleet report'):
+    """The same summary as a self-contained HTML page; every value is escaped."""
+    summary = report['summary']
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+           '<title>%s</title><style>%s</style></head><body>' % (_h(title), _HTML_STYLE),
+           '<h1>%s</h1>' % _h(title),
+           '<p>Generated %s%s. %d nodes: %d passed, %d not; %d checks: %d failed, %d errors, %d skipped; '
+           '%d changes since the previous report.</p>' % (
+               _h(report.get('generated_at') or 'now'),
+               (' by %s' % _h(report['run']['playbook'])) if (report.get('run') or {}).get('playbook') else '',
+               summary['nodes'], summary['nodes_passed'], summary['nodes_failed'], summary['checks'],
+               summary['checks_failed'], summary['checks_error'], summary['checks_skipped'], summary['changes'])]
+    if (report.get('run') or {}).get('check_mode'):
+        out.append('<p>This was a dry run (check mode): nothing was changed on the nodes.</p>')
+    for note in report.get('notes') or []:
+        out.append('<p><em>%s</em></p>' % _h(note))
+    header = ''.join('<th>%s</th>' % _h(cell) for cell in _SUMMARY_HEADER)
+    out.append('<table><thead><tr>%s</tr></thead><tbody>' % header)
+    for row in _summary_rows(report):
+        out.append('<tr>%s</tr>' % ''.join('<td>%s</td>' % _h(cell) for cell in row))
+    out.append('</tbody></table>')
+    for host, entry in report['nodes'].items():
+        out.append('<h2>%s</h2><ul>' % _h(host))
+        for check in entry['checks']:
+            out.append('<li class="%s"><b>%s</b> %s: %s</li>' % (
+                _h(check['status']), _h(_STATUS_WORDS[check['status']]), _h(check['name']), _h(check['message'])))
+        out.append('</ul>')
+        if entry['changes']:
+            out.append('<p>Changes:</p><ul>%s</ul>' % ''.join('<li>%s</li>' % _h(change['text'])
+                                                              for change in entry['changes']))
+    out.append('</body></html>')
+    return '\n'.join(out) + '\n'
+
+
+RENDERERS = {'json': to_json, 'junit': render_junit, 'markdown': render_markdown, 'html': render_html}
+
+
+def render(report, fmt):
+    """The report in one of RENDERERS' formats."""
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        raise ValueError('unknown report format %r (expected one of %s)' % (fmt, ', '.join(sorted(RENDERERS))))
+    return renderer(report)
