@@ -412,6 +412,9 @@ _IMMEDIATE_MARKER = re.compile(r'takes? effect immediately', re.I)
 _LINE_PREFIX = re.compile(r'^(?:\[[^\]]*\]\s*)*')
 _ERR_NO = re.compile(r'ERR_NO:(0x[0-9A-Fa-f]+);?\s*ERR_DES:\s*(.*)$')
 _LOG_FILE = re.compile(r'\bLogFile:\s*(\S+)')
+# What makeself itself prints while it checks and unpacks the archive, before the installer
+# runs: never the reason an installer failed.
+_MAKESELF_LINE = re.compile(r'^\s*(Verifying archive integrity|Uncompressing|All good|\d+%)|checksums are OK', re.I)
 
 _ERR_NO_FIXES = {
     '0x0004': 'the installer does not accept one of the options; check extra_args and that the file is '
@@ -437,7 +440,8 @@ _FAILURE_PATTERNS = (
      'the installer does not accept one of the options; check extra_args'),
     (re.compile(r'declined EULA', re.I),
      'the EULA prompt was answered with no; the module answers y on stdin, so check extra_args'),
-    (re.compile(r'No space left on device|not enough (?:disk )?space|insufficient (?:disk )?space', re.I),
+    (re.compile(r'No space left on device|not enough (?:disk )?space|insufficient (?:disk )?space'
+                r'|free space of \S+ is less than', re.I),
      'free disk space (CANN needs at least 10 GB free on /) and retry'),
     (re.compile(r'Error in (?:\w+ )?check ?sums|is different from|Corrupted|corrupt', re.I),
      'the package file is damaged; copy or download it again and compare its sha256'),
@@ -526,9 +530,13 @@ def interpret_result(component, action, rc, output):
                              ' and reboot' if component in HDK_COMPONENTS else ''),
                    'code': None}
     if failure is None:
-        last_lines = [strip_log_prefix(line) for line in (output or '').splitlines() if line.strip()]
-        failure = {'cause': last_lines[-1] if last_lines else 'the installer printed nothing',
-                   'fix': 'see the installer log (log_tail) for details', 'code': None}
+        last_lines = [strip_log_prefix(line) for line in (output or '').splitlines()
+                      if line.strip() and not _MAKESELF_LINE.search(line)]
+        failure = {'cause': last_lines[-1] if last_lines else
+                   'the installer exited with rc=%s without printing a reason' % rc,
+                   'fix': 'read the installer log (log_tail in the result, or %s and the logs beside it on the '
+                          'node); a damaged package shows with `<package>.run --check`; then run again'
+                          % INSTALL_LOG_PATH, 'code': None}
     result['cause'] = failure['cause']
     result['fix'] = failure['fix']
     result['message'] = '%s %s failed (rc=%s): %s. Fix: %s.' % (

@@ -126,7 +126,9 @@ def run(module):
             after = containerd_config.remove_import(before, params['import'], record)
         result['imports'] = containerd_config.imports_of(after)
     except containerd_config.ContainerdConfigError as error:
-        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+        module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
+                             'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
+                             'from its backup, then run again' % (path, to_native(error), path), **result)
     runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key)
 
 

@@ -262,7 +262,9 @@ def run(module):
         else:
             after, info = containerd_config.remove_runtime(base, name, record)
     except containerd_config.ContainerdConfigError as error:
-        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+        module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
+                             'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
+                             'from its backup, then run again' % (path, to_native(error), path), **result)
     result.update(info)
 
     # A file this module created goes again once it is back to what it was, or (a drop-in file) holds

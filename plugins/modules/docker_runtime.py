@@ -154,7 +154,9 @@ def run(module):
         else:
             after = docker_config.remove_runtime(before, name, record)
     except docker_config.DockerConfigError as error:
-        module.fail_json(msg='%s: %s' % (path, to_native(error)), **result)
+        module.fail_json(msg='Docker config %s: %s; nothing was changed. Fix: correct the file (dockerd cannot '
+                             'start with it either: `dockerd --validate --config-file %s` shows why) or restore it '
+                             'from its backup, then run again' % (path, to_native(error), path), **result)
 
     # A file this module created and that is back to what it started from ('') goes away again.
     remove_file = params['state'] == 'absent' and record is not None and record.get('created_file') and after == ''

@@ -97,7 +97,7 @@ def test_invalid_toml_fails_and_leaves_the_file_untouched(tmp_path, capsys):
     shutil.copy(os.path.join(FIXTURES, 'invalid-unclosed-table.toml'), str(path))
     before = path.read_bytes()
     result = run_module(capsys, {'path': str(path)})
-    assert result['failed'] and 'not valid TOML' in result['msg'] and 'line 3' in result['msg']
+    assert result['failed'] and 'not valid TOML' in result['msg'] and 'line 3' in result['msg'] and 'Fix: correct the file' in result['msg']
     assert path.read_bytes() == before
     assert not os.path.exists(containerd_config.state_file_path(str(path)))
 

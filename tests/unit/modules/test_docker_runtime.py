@@ -63,5 +63,5 @@ def test_invalid_json_fails_and_leaves_the_file_untouched(tmp_path, capsys):
     shutil.copy(os.path.join(FIXTURES, 'invalid-unclosed.json'), str(path))
     before = path.read_bytes()
     result = run_module(capsys, {'path': str(path)})
-    assert result['failed'] and 'not valid JSON' in result['msg'] and 'line 5 column 1' in result['msg']
+    assert result['failed'] and 'not valid JSON' in result['msg'] and 'line 5 column 1' in result['msg'] and 'Fix: correct the file' in result['msg']
     assert path.read_bytes() == before
