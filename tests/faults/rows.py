@@ -1,0 +1,366 @@
+"""The rows of the fault matrix (tests/faults/matrix.py), one declarative entry per fault.
+
+A row:
+  id, fault    short id and what goes wrong
+  before       actions that bring the node to the state the fault needs (not part of the fault)
+  inject       actions that inject the fault
+  run          (playbook of tests/faults/playbooks, extra vars): the run that meets the fault;
+               a fault given as a wrong setting lives only in these extra vars
+  during       optional: something done to the node while that run goes on
+  expect       regular expressions (case-insensitive) that must all match the failure the
+               operator reads for the host: host, component, cause and fix
+  reach        optional: actions that make the node reachable again before the survivors are read
+  survive      node paths (files, or directories walked recursively; "k8s:<API path>" for a
+               Kubernetes object's labels and taints) that the failed run must leave byte for
+               byte, with their modes
+  remove       actions that remove the fault (and follow the failure's own fix where it says
+               what the operator must clean up)
+  rerun        (playbook, extra vars): the run that must converge once the fault is gone
+  rerun_changed  optional: the changed count that rerun must report (0 on a converged node)
+
+Actions: ("fault", {faults.json keys}), ("clear",), ("headers", present), ("exec", argv),
+("reboot",), ("start",), ("playbook", name, vars), ("hide_pci", address),
+("restore_pci", address), ("save", path), ("restore", path), ("probe_image",),
+("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}).
+"""
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+PACKAGES_DIR = REPO_ROOT / ".cache" / "faults" / "packages"
+DEAD_KUBECONFIG = REPO_ROOT / ".cache" / "faults" / "dead-kubeconfig"
+
+HOST_NODE = "flt-a2-01"
+ENGINE_NODE = "flt-duo-01"
+
+DRIVER = "25.0.rc1.1"
+FIRMWARE = "7.7.0.1.231"
+CANN = "8.2.RC1"
+RUNTIME = "7.3.0"
+OLDER_DRIVER = "24.1.rc2"
+
+DRIVER_910B = "Ascend-hdk-910b-npu-driver_%s_linux-x86-64.run" % DRIVER
+DRIVER_910B_ARM = "Ascend-hdk-910b-npu-driver_%s_linux-aarch64.run" % DRIVER
+RUNTIME_FILE = "Ascend-docker-runtime_%s_linux-x86_64.run" % RUNTIME
+
+# (component, chip, version, arch) built into .cache/faults/packages, with SHA256SUMS.
+PACKAGES = [
+    ("driver", "910b", DRIVER, "x86_64"),
+    ("firmware", "910b", FIRMWARE, "x86_64"),
+    ("kernels", "910b", CANN, "x86_64"),
+    ("driver", "310p", DRIVER, "x86_64"),
+    ("firmware", "310p", FIRMWARE, "x86_64"),
+    ("toolkit", "910b", CANN, "x86_64"),
+    ("nnal", "910b", CANN, "x86_64"),
+    ("docker-runtime", "910b", RUNTIME, "x86_64"),
+    # an older driver, for the incompatible-stack row
+    ("driver", "910b", OLDER_DRIVER, "x86_64"),
+    # the same stack for aarch64, for the wrong-architecture row
+    ("driver", "910b", DRIVER, "aarch64"),
+    ("kernels", "910b", CANN, "aarch64"),
+    ("toolkit", "910b", CANN, "aarch64"),
+    ("nnal", "910b", CANN, "aarch64"),
+]
+
+# Copies of the package directory, each damaged one way (<packages>-<name>).
+DAMAGED_PACKAGE_DIRS = {
+    # a flipped byte in the driver, SHA256SUMS as published: the checksum catches it
+    "checksum-mismatch": {"kind": "flip-byte", "file": DRIVER_910B},
+    # a flipped byte in the runtime, SHA256SUMS made from the damaged file: only the archive's
+    # own check can catch it
+    "corrupt-runtime": {"kind": "flip-byte", "file": RUNTIME_FILE, "matching_checksum": True},
+    # the x86_64 driver replaced by the aarch64 one (a download for the wrong architecture)
+    "wrong-arch-driver": {"kind": "missing", "file": DRIVER_910B},
+    "missing-driver": {"kind": "missing", "file": [DRIVER_910B, DRIVER_910B_ARM]},
+    "no-driver-checksum": {"kind": "no-checksum", "file": DRIVER_910B},
+}
+
+
+def damaged(name):
+    return "%s-%s" % (PACKAGES_DIR, name)
+
+
+# What the failed runs must leave alone.
+OPERATOR_DATA = ["/srv/models", "/etc/containerd/config.toml"]
+NOTHING_ASCEND = ["/usr/local/Ascend", "/etc/ascend_install.info", "/usr/local/sbin/npu-smi", "/var/lib/npu_ascend",
+                  "/var/cache/npu_ascend"]
+HDK = ["/usr/local/Ascend/driver", "/usr/local/Ascend/firmware", "/etc/ascend_install.info", "/usr/local/sbin/npu-smi",
+       "/var/lib/ascend-sandbox/firmware-running.json"]
+TOOLKIT = ["/usr/local/Ascend/ascend-toolkit"]
+ENGINE_CONFIGS = ["/etc/containerd/config.toml", "/etc/docker/daemon.json", "/srv/models"]
+K8S_NODE = "k8s:/api/v1/nodes/%s" % ENGINE_NODE
+
+PLANT_OPERATOR_DATA = ("exec", ["sh", "-c", "mkdir -p /srv/models && head -c 262144 /dev/urandom > /srv/models/resnet50.om"
+                                " && chmod 0640 /srv/models/resnet50.om"])
+
+# Refuses to start containerd while its config names the Ascend runtime: a containerd that will
+# not come back with the new config (the role must put the old one back and restart it).
+REFUSE_ASCEND_DROP_IN = "/etc/systemd/system/containerd.service.d/90-flt-refuse-ascend.conf"
+REFUSE_ASCEND = ("exec", ["sh", "-c", "mkdir -p /etc/systemd/system/containerd.service.d && printf '%s\\n' '[Service]' "
+                          "\"ExecStartPre=/bin/sh -c '! grep -q ascend-docker-runtime /etc/containerd/config.toml'\" > "
+                          + REFUSE_ASCEND_DROP_IN + " && systemctl daemon-reload"])
+ALLOW_ASCEND = ("exec", ["sh", "-c", "rm -f %s && systemctl daemon-reload" % REFUSE_ASCEND_DROP_IN])
+
+CANN_TOOLKIT_ONLY = {"cann_kernels": False, "cann_nnal": False}
+CANN_NO_NNAL = {"cann_nnal": False}
+
+PREFLIGHT_ROWS = [
+    {
+        "id": "P1", "fault": "kernel headers missing from the node's repositories",
+        "inject": [("fault", {"no_kernel_headers": True}), ("headers", False)],
+        "run": ("preflight", {}),
+        "expect": {"host": HOST_NODE, "component": r"kernel headers",
+                   "cause": r"linux-headers-\S+ missing", "fix": r"fix:\smake linux-headers-\S+ installable"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "remove": [("clear",), ("headers", True)],
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P2", "fault": "driver package checksum mismatch (damaged download)",
+        "run": ("preflight", {"packages_source_dir": damaged("checksum-mismatch")}),
+        "expect": {"host": HOST_NODE, "component": r"package driver",
+                   "cause": r"sha256 mismatch", "fix": r"fix:\sdownload \S+ again"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P3", "fault": "driver downloaded for the wrong architecture (only aarch64 there)",
+        "run": ("preflight", {"packages_source_dir": damaged("wrong-arch-driver")}),
+        "expect": {"host": HOST_NODE, "component": r"package driver",
+                   "cause": r"aarch64\.run, built for the other architecture", "fix": r"fix:\sdownload \S+x86-64\.run"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P4", "fault": "driver package missing from the package directory",
+        "run": ("preflight", {"packages_source_dir": damaged("missing-driver")}),
+        "expect": {"host": HOST_NODE, "component": r"package driver",
+                   "cause": r"(missing|not found|does not exist|no such)",
+                   "fix": r"fix:\sdownload \S+ from Huawei into"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P5", "fault": "no known sha256 for the driver package",
+        "run": ("preflight", {"packages_source_dir": damaged("no-driver-checksum")}),
+        "expect": {"host": HOST_NODE, "component": r"package driver",
+                   "cause": r"(no (known )?sha256|no checksum|checksum .{0,20}unknown)",
+                   "fix": r"fix:\sadd the line .{0,300}SHA256SUMS"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P6", "fault": "incompatible versions (driver 24.1.rc2 under CANN 8.2.RC1)",
+        "run": ("preflight", {"hdk_driver_version": OLDER_DRIVER}),
+        "expect": {"host": HOST_NODE, "component": r"compatibility",
+                   "cause": r"driver 24\.1\.rc2 do not fit", "fix": r"fix:\schoose versions that fit"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P7", "fault": "an NPU gone from the PCI bus (7 of 8 visible)",
+        "inject": [("hide_pci", "0000:42:00.0")],
+        "run": ("preflight", {}),
+        "expect": {"host": HOST_NODE, "component": r"NPU count",
+                   "cause": r"found 7, expected 8", "fix": r"fix:\s.{0,80}reseat the cards"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        "remove": [("restore_pci", "0000:42:00.0")],
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+]
+
+HDK_ROWS = [
+    {
+        "id": "H1", "fault": "DKMS build of the driver fails",
+        "inject": [("fault", {"driver_dkms_failure": True})],
+        "run": ("hdk", {}),
+        "expect": {"host": HOST_NODE, "component": r"driver install failed",
+                   "cause": r"Dkms install failed", "fix": r"Fix:\sinstall dkms, gcc, make and the kernel headers"},
+        "survive": OPERATOR_DATA,
+        # The driver's own line says "retry after uninstall and reboot": the operator does that.
+        "remove": [("clear",),
+                   ("exec", ["sh", "-c", "if [ -x /usr/local/Ascend/driver/script/uninstall.sh ]; then "
+                                         "/usr/local/Ascend/driver/script/uninstall.sh; else rm -rf /usr/local/Ascend/driver; fi"]),
+                   ("reboot",)],
+        "rerun": ("hdk", {}),
+    },
+    {
+        "id": "H2", "fault": "unhealthy chip after the install (NPU 3 Critical)",
+        "inject": [("fault", {"unhealthy_chips": [[3, 0]]})],
+        "run": ("hdk", {}),
+        "expect": {"host": HOST_NODE, "component": r"NPU 3 chip 0",
+                   "cause": r"health is Critical", "fix": r"Fix:\ssee `npu-smi info -t health"},
+        "survive": HDK + OPERATOR_DATA,
+        "remove": [("clear",)],
+        "rerun": ("hdk", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "H3", "fault": "npu-smi cannot reach the driver (dcmi -8005)",
+        "inject": [("fault", {"npu_smi_error": -8005})],
+        "run": ("hdk", {}),
+        "expect": {"host": HOST_NODE, "component": r"npu-smi",
+                   "cause": r"-8005", "fix": r"reboot the node; if the error stays, reinstall the driver"},
+        "survive": HDK + OPERATOR_DATA,
+        "remove": [("clear",)],
+        "rerun": ("hdk", {}), "rerun_changed": 0,
+    },
+]
+
+CANN_ROWS = [
+    {
+        "id": "C1", "fault": "node unreachable mid-run (stopped while the toolkit installs)",
+        "inject": [("fault", {"install_seconds": 30})],
+        "during": "stop_node_during_install",
+        "run": ("cann", CANN_TOOLKIT_ONLY),
+        "expect": {"host": HOST_NODE, "component": r"toolkit|CANN",
+                   "cause": r"unreachable|not running|no such container|connection",
+                   "fix": r"fix:\s"},
+        "survive": HDK + OPERATOR_DATA,
+        # the node is started again before what survived is read
+        "reach": [("start",)],
+        "remove": [("clear",)],
+        "rerun": ("cann", CANN_TOOLKIT_ONLY),
+    },
+    {
+        "id": "C2", "fault": "disk full while installing the operator kernels",
+        "inject": [("fault", {"disk_full": True})],
+        "run": ("cann", CANN_NO_NNAL),
+        "expect": {"host": HOST_NODE, "component": r"kernels install failed",
+                   "cause": r"free space|no space", "fix": r"fix:\sfree .{0,40}space"},
+        "survive": HDK + TOOLKIT + OPERATOR_DATA,
+        "remove": [("clear",)],
+        "rerun": ("cann", CANN_NO_NNAL),
+    },
+    {
+        "id": "C3", "fault": "NNAL installer killed midway",
+        "inject": [("fault", {"installer_killed_midway": "nnal"})],
+        "run": ("cann", {}),
+        "expect": {"host": HOST_NODE, "component": r"nnal install failed",
+                   "cause": r"the installer was killed", "fix": r"Fix:\sfind what killed it"},
+        "survive": HDK + TOOLKIT + OPERATOR_DATA,
+        "remove": [("clear",)],
+        "rerun": ("cann", {}),
+    },
+]
+
+ENGINE_ROWS = [
+    {
+        "id": "E1", "fault": "runtime installer exits non-zero (rc=1)",
+        "inject": [("fault", {"installer_exit_code": {"docker-runtime": 1}})],
+        "run": ("container_runtime", {}),
+        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime install failed",
+                   "cause": r"rc=1", "fix": r"Fix:\s(?!see the installer log)"},
+        "survive": ENGINE_CONFIGS,
+        "remove": [("clear",)],
+        "rerun": ("container_runtime", {}),
+    },
+    {
+        "id": "E2", "fault": "existing containerd config is invalid TOML",
+        "before": [("save", "/etc/containerd/config.toml")],
+        "inject": [("exec", ["sh", "-c", "printf '[plugins.\"broken\"\\nkey = \\n' >> /etc/containerd/config.toml"])],
+        "run": ("container_runtime", {}),
+        "expect": {"host": ENGINE_NODE, "component": r"containerd|config\.toml",
+                   "cause": r"not valid TOML", "fix": r"fix:\s"},
+        "survive": ENGINE_CONFIGS,
+        "remove": [("restore", "/etc/containerd/config.toml")],
+        "rerun": ("container_runtime", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "E3", "fault": "existing Docker daemon.json is invalid JSON",
+        "before": [("save", "/etc/docker/daemon.json")],
+        "inject": [("exec", ["sh", "-c", "printf '{\"live-restore\": true,,\\n' > /etc/docker/daemon.json"])],
+        "run": ("container_runtime", {}),
+        "expect": {"host": ENGINE_NODE, "component": r"docker|daemon\.json",
+                   "cause": r"not valid JSON", "fix": r"fix:\s"},
+        "survive": ENGINE_CONFIGS,
+        "remove": [("restore", "/etc/docker/daemon.json")],
+        "rerun": ("container_runtime", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "E4", "fault": "corrupt runtime archive whose checksum list matches",
+        "before": [("playbook", "container_runtime_uninstall", {})],
+        "run": ("container_runtime", {"packages_source_dir": damaged("corrupt-runtime")}),
+        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime package",
+                   "cause": r"Error in SHA256 checksums|archive check failed",
+                   "fix": r"Fix:\scopy or download the package again"},
+        "survive": ENGINE_CONFIGS,
+        "rerun": ("container_runtime", {}),
+    },
+    {
+        "id": "E5", "fault": "containerd will not restart with the new config",
+        "before": [("playbook", "container_runtime_uninstall", {})],
+        "inject": [REFUSE_ASCEND],
+        "run": ("container_runtime", {}),
+        "expect": {"host": ENGINE_NODE, "component": r"containerd did not start",
+                   "cause": r"ExecStartPre|control process exited|failed", "fix": r"Fix:\sread `journalctl -u containerd`"},
+        # The rollback must put containerd's config back byte for byte (daemon.json was written
+        # before the failed restart and is not rolled back: Docker was never restarted with it).
+        "survive": ["/etc/containerd/config.toml", "/srv/models"],
+        "remove": [ALLOW_ASCEND],
+        "rerun": ("container_runtime", {}),
+    },
+]
+
+K8S_ROWS = [
+    {
+        "id": "K1", "fault": "Kubernetes API unreachable",
+        "before": [("dead_kubeconfig",)],
+        "run": ("k8s_node", {"k8s_kubeconfig": str(DEAD_KUBECONFIG), "k8s_node_wait_seconds": 5}),
+        "expect": {"host": ENGINE_NODE, "component": r"Kubernetes|API server|cluster",
+                   "cause": r"connection refused|failed to establish|max retries|unreachable",
+                   "fix": r"fix:\s.{0,200}(kubeconfig|API server|apiserver|control plane|reachable)"},
+        "survive": [K8S_NODE],
+        "rerun": ("k8s_node", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "K2", "fault": "the node advertises no NPUs (device plugin not publishing)",
+        "inject": [("k8s_patch_status", {})],
+        "run": ("validate", {"validate_k8s_timeout_seconds": 20}),
+        "expect": {"host": ENGINE_NODE, "component": r"validation",
+                   "cause": r"Insufficient huawei\.com/Ascend310P", "fix": r"Fix:\s.{0,80}device plugin"},
+        "survive": [K8S_NODE],
+        "remove": [("k8s_patch_status", {"huawei.com/Ascend310P": "2"})],
+        "rerun": ("validate", {}),
+    },
+    {
+        "id": "K3", "fault": "wrong NPU resource name (huawei.com/Ascend910 on a 310P node)",
+        "run": ("validate", {"validate_k8s_resource_name": "huawei.com/Ascend910", "validate_k8s_force": True,
+                             "validate_k8s_timeout_seconds": 20}),
+        "expect": {"host": ENGINE_NODE, "component": r"validation",
+                   "cause": r"Insufficient huawei\.com/Ascend910\b",
+                   "fix": r"Fix:\s.{0,200}(validate_k8s_resource_name|resource name|advertises)"},
+        "survive": [K8S_NODE],
+        "rerun": ("validate", {"validate_k8s_force": True}),
+    },
+]
+
+
+def _rows(rows):
+    return [{"row": row} for row in rows]
+
+
+def _ids(rows):
+    return [row["id"] for row in rows]
+
+
+# (lane name, node, steps): a step is a row or a set-up {"name", "actions", "for": row ids}
+# that runs only when one of those rows is selected.
+LANES = [
+    ("host", HOST_NODE,
+     [{"name": "the operator's data on the node", "actions": [PLANT_OPERATOR_DATA],
+       "for": _ids(PREFLIGHT_ROWS + HDK_ROWS + CANN_ROWS)}]
+     + _rows(PREFLIGHT_ROWS)
+     + _rows(HDK_ROWS[:1])
+     + [{"name": "firmware and driver installed", "actions": [("playbook", "hdk", {})],
+         "for": _ids(HDK_ROWS[1:] + CANN_ROWS)}]
+     + _rows(HDK_ROWS[1:] + CANN_ROWS)),
+    ("engine", ENGINE_NODE,
+     [{"name": "firmware and driver, Docker, the operator's engine configs and data, the probe image",
+       "actions": [("playbook", "hdk", {}), ("playbook", "operator_engines", {}), PLANT_OPERATOR_DATA,
+                   ("probe_image",)],
+       "for": _ids(ENGINE_ROWS + K8S_ROWS)}]
+     + _rows(ENGINE_ROWS)
+     + [{"name": "control plane up, node labelled and tainted",
+         "actions": [("controlplane_up",), ("playbook", "k8s_node", {})],
+         "for": _ids(K8S_ROWS)}]
+     + _rows(K8S_ROWS)),
+]
