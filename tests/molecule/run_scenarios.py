@@ -21,6 +21,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LOG_DIR = REPO_ROOT / ".cache" / "molecule-logs"
 DURATIONS = LOG_DIR / "durations.json"
 EXPECTED_DURATIONS = Path(__file__).resolve().parent / "expected-durations.json"
+# Scenarios written but not yet seen passing end to end: the default run names them and leaves
+# them out, so that an unfinished scenario cannot hide the others' results; run one by naming it.
+PENDING = Path(__file__).resolve().parent / "pending.json"
 _PRINT_LOCK = threading.Lock()
 
 
@@ -35,7 +38,11 @@ def scenarios():
     found = sorted(path.parent.name for path in (REPO_ROOT / "molecule").glob("*/molecule.yml"))
     if not found:
         sys.exit("run_scenarios: no scenario found under molecule/")
-    return found
+    pending = json.loads(PENDING.read_text()) if PENDING.exists() else {}
+    for name in found:
+        if name in pending:
+            say("molecule: %s NOT RUN (pending: %s)" % (name, pending[name]))
+    return [name for name in found if name not in pending]
 
 
 def run(scenario):

@@ -1,0 +1,60 @@
+"""Prints, as JSON, what a node holds that the NPU stack could touch: every file (sha256 and
+mode), directory and symlink under the trees below, and the users and groups. Run on the node
+before the stack is installed and after uninstall.yml; verify.yml compares the two.
+
+Left out, each for a reason: apt's and dpkg's state (distribution packages the roles install,
+python3-tomlkit and the DKMS toolchain, are the operator's OS, not ours), containerd's and
+Docker's image stores and systemd's runtime state (they change whenever containers run),
+/var/log (Huawei's installers keep their logs by design), the shadow files' "-" backups that
+useradd and userdel rewrite, and the dynamic linker's cache, rebuilt by every ldconfig.
+"""
+import grp
+import hashlib
+import json
+import os
+import pwd
+import stat
+import sys
+
+TREES = ['/etc', '/usr/local', '/opt', '/home', '/root', '/var/lib', '/var/cache/npu_ascend', '/lib/modules']
+SKIPPED = ['/var/lib/apt', '/var/lib/dpkg', '/var/lib/containerd', '/var/lib/docker', '/var/lib/systemd',
+           '/var/lib/ucf', '/etc/ld.so.cache', '/root/.ansible', '/var/lib/dhcp', '/var/lib/private',
+           '/root/.cache']
+BACKUPS = ['/etc/passwd-', '/etc/group-', '/etc/shadow-', '/etc/gshadow-', '/etc/subuid-', '/etc/subgid-']
+
+
+def describe(path):
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return 'link -> ' + os.readlink(path)
+    if stat.S_ISDIR(info.st_mode):
+        return 'dir %o' % stat.S_IMODE(info.st_mode)
+    if not stat.S_ISREG(info.st_mode):
+        return 'special %o' % info.st_mode
+    digest = hashlib.sha256()
+    with open(path, 'rb') as stream:
+        for block in iter(lambda: stream.read(1 << 20), b''):
+            digest.update(block)
+    return 'file %o %s' % (stat.S_IMODE(info.st_mode), digest.hexdigest())
+
+
+def main():
+    entries = {}
+    for tree in TREES:
+        for root, directories, files in os.walk(tree):
+            directories[:] = sorted(name for name in directories
+                                    if os.path.join(root, name) not in SKIPPED)
+            for name in [None] + sorted(files):
+                path = root if name is None else os.path.join(root, name)
+                if path in SKIPPED or path in BACKUPS or '/__pycache__' in path:
+                    continue
+                entries[path] = describe(path)
+    snapshot = {
+        'files': entries,
+        'users': sorted(user.pw_name for user in pwd.getpwall()),
+        'groups': sorted(group.gr_name for group in grp.getgrall()),
+    }
+    json.dump(snapshot, sys.stdout, sort_keys=True)
+
+
+main()
