@@ -7,6 +7,7 @@ docs/development.md, so module_utils imports in the tests resolve the same way t
 do on a node.
 """
 
+import json
 import os
 import sys
 
@@ -46,6 +47,8 @@ def _make_importable():
 
 _make_importable()
 
+from ansible.module_utils.testing import patch_module_args  # noqa: E402
+
 
 def read_text(path):
     with open(path, encoding='utf-8') as handle:
@@ -62,3 +65,21 @@ def sample():
 def synthetic():
     """Return the text of a synthetic fixture under tests/unit/fixtures."""
     return lambda relative: read_text(os.path.join(SYNTHETIC_DIR, relative))
+
+
+@pytest.fixture
+def run_module(capsys):
+    """Run a module's main() as a task would and return the result dict it printed.
+
+    AnsibleModule reports by printing JSON and calling sys.exit(), so every module test needs
+    the same patch-args / catch-SystemExit / parse-stdout steps; one copy keeps them identical.
+    ``diff`` is on by default because the modules that change files are run as under ``--diff``
+    and their tests assert on ``result['diff']``; the read-only modules' tests pass
+    ``check_mode=True, diff=False``.
+    """
+    def run(module, args, check_mode=False, diff=True):
+        with patch_module_args(dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)):
+            with pytest.raises(SystemExit):
+                module.main()
+        return json.loads(capsys.readouterr().out)
+    return run

@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.modules import ascend_facts
 
@@ -20,13 +19,6 @@ def pci_function(root, address, device, subsystem_device, vendor='0x19e5', pci_c
                         ('subsystem_vendor', '0x19e5'), ('subsystem_device', subsystem_device),
                         ('revision', '0x20')):
         (directory / name).write_text(value + '\n')
-
-
-def run_module(capsys, args):
-    with patch_module_args(dict(args, _ansible_check_mode=True)):
-        with pytest.raises(SystemExit):
-            ascend_facts.main()
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture
@@ -44,8 +36,8 @@ def node(tmp_path, monkeypatch):
     return {'tmp': tmp_path, 'install_path': str(install_path)}
 
 
-def test_facts_from_sysfs_and_version_files(node, capsys):
-    result = run_module(capsys, {'install_path': node['install_path']})
+def test_facts_from_sysfs_and_version_files(node, run_module):
+    result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
     assert result['changed'] is False
     facts = result['ansible_facts']['ascend']
     assert facts['pci_source'] == 'sysfs'
@@ -58,22 +50,24 @@ def test_facts_from_sysfs_and_version_files(node, capsys):
     assert facts['reboot_pending'] is False
 
 
-def test_reboot_pending_follows_the_marker(node, capsys):
+def test_reboot_pending_follows_the_marker(node, run_module):
     boot = runfile.read_current_boot()
     marker = runfile.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 'now')
     with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
         json.dump(marker, handle)
-    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['reboot_pending'] is True
     assert facts['reboot_reasons'][0]['component'] == 'driver'
     marker['pid1_start_time'] = 'an earlier boot'
     with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
         json.dump(marker, handle)
-    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['reboot_pending'] is False
 
 
-def test_lspci_fallback_when_sysfs_is_unreadable(node, capsys, monkeypatch, tmp_path):
+def test_lspci_fallback_when_sysfs_is_unreadable(node, run_module, monkeypatch, tmp_path):
     monkeypatch.setattr(ascend_facts, 'SYSFS_PCI_DEVICES', str(tmp_path / 'missing'))
     lspci = tmp_path / 'bin' / 'lspci'
     lspci.parent.mkdir()
@@ -82,6 +76,7 @@ def test_lspci_fallback_when_sysfs_is_unreadable(node, capsys, monkeypatch, tmp_
                      'SVendor:\\tHuawei Technologies Co., Ltd. [19e5]\\nSDevice:\\tDevice [0110]\\nRev:\\t23\\n\\n"\n')
     lspci.chmod(0o755)
     monkeypatch.setenv('PATH', '%s:%s' % (lspci.parent, os.environ['PATH']))
-    facts = run_module(capsys, {'install_path': node['install_path']})['ansible_facts']['ascend']
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['pci_source'] == 'lspci'
     assert facts['npu_count'] == 1 and facts['chip_family'] == '310p' and facts['product'] == 'Atlas 300I Duo'

@@ -9,7 +9,6 @@ import stat
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
@@ -55,16 +54,6 @@ def node(tmp_path, monkeypatch):
     return {'tmp': tmp_path, 'packages': packages, 'install_path': str(install_path), 'make_driver': make_driver}
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    args = dict(args, _ansible_diff=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            ascend_runfile.main()
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.fixture
 def warnings(monkeypatch):
     # Once a controller-side plugin is imported in this process, ansible-core sends module
@@ -79,9 +68,9 @@ def calls(node):
     return log.read_text().splitlines() if log.exists() else []
 
 
-def test_fresh_install_upgrade_and_idempotence(node, capsys):
+def test_fresh_install_upgrade_and_idempotence(node, run_module):
     src = node['make_driver']('24.1.rc2')
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert result['changed'] and result['action'] == 'install'
     assert result['version_before'] is None and result['version_after'] == '24.1.rc2'
     assert result['rc'] == 2
@@ -96,19 +85,19 @@ def test_fresh_install_upgrade_and_idempotence(node, capsys):
     assert marker['reasons'][0]['component'] == 'driver'
     assert runfile.reboot_pending(marker, runfile.read_current_boot())[0] is True
 
-    again = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    again = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert not again['changed'] and again['action'] == 'none' and again['cmd'] == []
     assert len(calls(node)) == 2
 
     newer = node['make_driver']('25.0.rc1.1')
-    upgraded = run_module(capsys, {'src': newer, 'install_path': node['install_path']})
+    upgraded = run_module(ascend_runfile, {'src': newer, 'install_path': node['install_path']})
     assert upgraded['action'] == 'upgrade' and upgraded['version_after'] == '25.0.rc1.1'
     assert upgraded['cmd'][1:3] == ['--nox11', '--upgrade']
 
 
-def test_check_mode_runs_nothing(node, capsys):
+def test_check_mode_runs_nothing(node, run_module):
     src = node['make_driver']('25.0.rc1.1')
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']}, check_mode=True)
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']}, check_mode=True)
     assert result['changed'] and result['action'] == 'install'
     assert result['cmd'][:3] == [src, '--nox11', '--full']
     assert result['version_after'] == '25.0.rc1.1'
@@ -116,10 +105,10 @@ def test_check_mode_runs_nothing(node, capsys):
     assert not os.path.exists(os.path.join(node['install_path'], 'driver'))
 
 
-def test_check_mode_plans_from_the_name_when_the_package_is_not_on_the_node(node, capsys, warnings):
+def test_check_mode_plans_from_the_name_when_the_package_is_not_on_the_node(node, run_module, warnings):
     # A dry run on a fresh node: the copy did not happen, so only the name is there to decide from.
     missing = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % DRIVER_ARCH))
-    result = run_module(capsys, {'src': missing, 'install_path': node['install_path'], 'checksum': '0' * 64},
+    result = run_module(ascend_runfile, {'src': missing, 'install_path': node['install_path'], 'checksum': '0' * 64},
                         check_mode=True)
     assert result['changed'] is True and result['action'] == 'install'
     assert result['package_version'] == '25.0.rc1.1' and result['version_after'] == '25.0.rc1.1'
@@ -129,111 +118,114 @@ def test_check_mode_plans_from_the_name_when_the_package_is_not_on_the_node(node
     assert calls(node) == []
 
 
-def test_check_mode_without_the_package_reports_no_change_when_that_version_is_installed(node, capsys):
+def test_check_mode_without_the_package_reports_no_change_when_that_version_is_installed(node, run_module):
     src = node['make_driver']('25.0.rc1.1')
-    run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     os.remove(src)
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']}, check_mode=True)
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']}, check_mode=True)
     assert result['changed'] is False and result['action'] == 'none' and result['cmd'] == []
 
 
-def test_a_missing_package_still_fails_outside_check_mode(node, capsys):
+def test_a_missing_package_still_fails_outside_check_mode(node, run_module):
     missing = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % DRIVER_ARCH))
-    result = run_module(capsys, {'src': missing, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': missing, 'install_path': node['install_path']})
     assert result['failed'] and 'does not exist on the node' in result['msg']
 
 
-def test_kernels_before_the_toolkit_warn_in_check_mode_and_fail_for_real(node, capsys, warnings):
+def test_kernels_before_the_toolkit_warn_in_check_mode_and_fail_for_real(node, run_module, warnings):
     kernels = str(node['packages'] / ('Ascend-cann-kernels-910b_8.2.RC1_linux-%s.run' % ARCH))
-    planned = run_module(capsys, {'src': kernels, 'install_path': node['install_path']}, check_mode=True)
+    planned = run_module(ascend_runfile, {'src': kernels, 'install_path': node['install_path']}, check_mode=True)
     assert planned['changed'] is True and planned['action'] == 'install'
     assert planned['cmd'][:4] == [kernels, '--nox11', '--install', '--quiet']
     assert any('needs the CANN toolkit installed first' in text for text in warnings)
     with open(kernels, 'w') as handle:
         handle.write('#!/bin/sh\nexit 0\n')
     os.chmod(kernels, 0o755)
-    real = run_module(capsys, {'src': kernels, 'install_path': node['install_path']})
+    real = run_module(ascend_runfile, {'src': kernels, 'install_path': node['install_path']})
     assert real['failed'] and 'needs the CANN toolkit installed first' in real['msg']
 
 
-def test_a_package_for_another_architecture_is_refused_with_the_fix(node, capsys):
+def test_a_package_for_another_architecture_is_refused_with_the_fix(node, run_module):
     other = 'aarch64' if ARCH == 'x86_64' else 'x86-64'
     src = str(node['packages'] / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % other))
     with open(src, 'w') as handle:
         handle.write('#!/bin/sh\nexit 0\n')
     os.chmod(src, 0o755)
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert result['failed'] and result['msg'].startswith('driver package Ascend-hdk-910b-npu-driver_25.0.rc1.1')
     assert 'Fix: use the %s package of version 25.0.rc1.1' % ARCH in result['msg']
     assert calls(node) == []
 
 
-def test_downgrade_is_refused_unless_allowed(node, capsys):
-    run_module(capsys, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
+def test_downgrade_is_refused_unless_allowed(node, run_module):
+    run_module(ascend_runfile, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
     older = node['make_driver']('24.1.rc2')
-    refused = run_module(capsys, {'src': older, 'install_path': node['install_path']})
+    refused = run_module(ascend_runfile, {'src': older, 'install_path': node['install_path']})
     assert refused['failed'] and 'allow_downgrade' in refused['msg']
-    allowed = run_module(capsys, {'src': older, 'install_path': node['install_path'], 'allow_downgrade': True})
+    allowed = run_module(ascend_runfile, {'src': older, 'install_path': node['install_path'], 'allow_downgrade': True})
     assert allowed['changed'] and allowed['version_after'] == '24.1.rc2'
 
 
-def test_checksum_is_verified_first(node, capsys):
+def test_checksum_is_verified_first(node, run_module):
     src = node['make_driver']('25.0.rc1.1')
     actual = hashlib.sha256(open(src, 'rb').read()).hexdigest()
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path'], 'checksum': '0' * 64})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path'], 'checksum': '0' * 64})
     assert result['failed'] and actual in result['msg'] and '0' * 64 in result['msg']
     assert calls(node) == []
-    good = run_module(capsys, {'src': src, 'install_path': node['install_path'], 'checksum': 'sha256:' + actual},
+    good = run_module(ascend_runfile,
+                      {'src': src, 'install_path': node['install_path'], 'checksum': 'sha256:' + actual},
                       check_mode=True)
     assert good['changed']
 
 
-def test_installer_failure_names_cause_and_fix(node, capsys):
+def test_installer_failure_names_cause_and_fix(node, run_module):
     src = node['make_driver']('25.0.rc1.1')
     (node['packages'] / 'fail').write_text('')
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert result['failed'] and result['rc'] == 1
     assert result['msg'].startswith('driver install failed (rc=1): ERR_NO:0x0091')
     assert 'useradd' in result['fix']
     assert not os.path.exists(runfile.REBOOT_MARKER_PATH)
 
 
-def test_success_without_the_version_on_disk_fails(node, capsys, monkeypatch):
+def test_success_without_the_version_on_disk_fails(node, run_module, monkeypatch):
     src = node['make_driver']('25.0.rc1.1')
     monkeypatch.setenv('WRITE_VERSION', '24.1.rc1')
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert result['failed'] and '24.1.rc1' in result['msg'] and '25.0.rc1.1' in result['msg']
 
 
-def test_component_must_agree_with_the_file_name(node, capsys):
+def test_component_must_agree_with_the_file_name(node, run_module):
     src = node['make_driver']('25.0.rc1.1')
-    result = run_module(capsys, {'src': src, 'component': 'firmware', 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'component': 'firmware', 'install_path': node['install_path']})
     assert result['failed'] and 'driver package' in result['msg']
 
 
-def test_absent_uses_the_installed_uninstall_script(node, capsys):
-    run_module(capsys, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
+def test_absent_uses_the_installed_uninstall_script(node, run_module):
+    run_module(ascend_runfile, {'src': node['make_driver']('25.0.rc1.1'), 'install_path': node['install_path']})
     script = os.path.join(node['install_path'], 'driver', 'script', 'uninstall.sh')
     with open(script, 'w') as handle:
         handle.write('#!/bin/sh\nrm -f "$(dirname "$0")/../version.info"\n'
                      'echo "[INFO]Driver package uninstalled successfully! Reboot needed for uninstallation to take effect!"\n')
     os.chmod(script, 0o755)
-    planned = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']},
+    planned = run_module(ascend_runfile,
+                         {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']},
                          check_mode=True)
     assert planned['changed'] and planned['cmd'] == [script]
-    removed = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
+    removed = run_module(ascend_runfile,
+                         {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
     assert removed['changed'] and removed['version_before'] == '25.0.rc1.1' and removed['version_after'] is None
     assert removed['reboot_required'] is True
-    gone = run_module(capsys, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
+    gone = run_module(ascend_runfile, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
     assert not gone['changed'] and gone['action'] == 'none'
 
 
-def test_installer_that_exits_before_reading_its_answers_reports_its_own_error(node, capsys):
+def test_installer_that_exits_before_reading_its_answers_reports_its_own_error(node, run_module):
     # An installer failing its prerequisites exits before reading stdin; its message must
     # reach the user, not the broken pipe from writing the prompt answers.
     src = node['make_driver']('24.1.rc2')
     (node['packages'] / 'fail').write_text('')
-    result = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert result['failed']
     assert 'HwHiAiUser not exists' in result['msg']
 
@@ -257,11 +249,11 @@ def test_unread_answers_swallow_only_a_broken_pipe():
         ascend_runfile.UnreadAnswers(FullDisk()).write(b'y\n')
 
 
-def test_results_say_they_did_not_fail_whatever_the_installer_rc(node, capsys):
+def test_results_say_they_did_not_fail_whatever_the_installer_rc(node, run_module):
     # Ansible marks a result with rc other than 0 as failed unless it carries failed: false;
     # the driver installer exits 2 on success, and a no-op runs nothing (rc null).
     src = node['make_driver']('24.1.rc2')
-    installed = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    installed = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert installed['rc'] == 2 and installed['failed'] is False
-    again = run_module(capsys, {'src': src, 'install_path': node['install_path']})
+    again = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert again['rc'] is None and again['failed'] is False

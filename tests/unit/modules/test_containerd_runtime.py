@@ -9,21 +9,12 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         'fixtures', 'containerd')
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
-
-
-def run_module(capsys, args, check_mode=False):
-    args = dict(args, _ansible_diff=True, _ansible_check_mode=check_mode)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            containerd_runtime.main()
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture
@@ -34,15 +25,15 @@ def config(tmp_path):
     return path
 
 
-def test_present_check_idempotence_and_absent(config, capsys):
+def test_present_check_idempotence_and_absent(config, run_module):
     original = config.read_text()
-    checked = run_module(capsys, {'path': str(config)}, check_mode=True)
+    checked = run_module(containerd_runtime, {'path': str(config)}, check_mode=True)
     assert checked['changed'] and checked['restart_needed']
     assert config.read_text() == original
     assert not os.path.exists(checked['state_file'])
     assert 'default_runtime_name = "ascend"' in checked['diff']['after']
 
-    result = run_module(capsys, {'path': str(config), 'backup': True})
+    result = run_module(containerd_runtime, {'path': str(config), 'backup': True})
     assert result['changed'] and result['restart_needed']
     assert (result['config_version'], result['cri_plugin']) == (2, 'io.containerd.grpc.v1.cri')
     assert result['diff']['before'] == original and result['diff']['after'] == config.read_text()
@@ -53,56 +44,57 @@ def test_present_check_idempotence_and_absent(config, capsys):
     assert state['runtimes']['ascend']['previous_default'] == "'nvidia'"
     assert oct(os.stat(result['state_file']).st_mode & 0o777) == oct(0o600)
 
-    again = run_module(capsys, {'path': str(config)})
+    again = run_module(containerd_runtime, {'path': str(config)})
     assert not again['changed'] and not again['restart_needed']
 
-    removed = run_module(capsys, {'path': str(config), 'state': 'absent'})
+    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
     assert removed['changed']
     assert config.read_text() == original
     assert not os.path.exists(result['state_file'])
-    assert not run_module(capsys, {'path': str(config), 'state': 'absent'})['changed']
+    assert not run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})['changed']
 
 
-def test_drop_in_file_is_created_minimal_and_deleted_again(tmp_path, capsys):
+def test_drop_in_file_is_created_minimal_and_deleted_again(tmp_path, run_module):
     path = tmp_path / 'conf.d' / 'ascend.toml'
-    result = run_module(capsys, {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})
+    result = run_module(containerd_runtime, {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})
     assert result['changed'] and result['config_version'] == 3
     assert result['cri_plugin'] == 'io.containerd.cri.v1.runtime'
     assert oct(path.stat().st_mode & 0o777) == oct(0o644)
     assert containerd_config.effective_runtime(path.read_text(), 'ascend')[1]['options']['BinaryName'] == '/opt/wrapper'
-    assert not run_module(capsys, {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})['changed']
-    removed = run_module(capsys, {'path': str(path), 'state': 'absent'})
+    assert not run_module(containerd_runtime,
+                          {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})['changed']
+    removed = run_module(containerd_runtime, {'path': str(path), 'state': 'absent'})
     assert removed['changed'] and not path.exists()
     assert sorted(os.listdir(str(tmp_path / 'conf.d'))) == []
 
 
 @pytest.mark.skipif(not os.access('/usr/bin/containerd', os.X_OK), reason='needs containerd on this machine')
-def test_missing_file_is_created_from_containerd_config_default(tmp_path, capsys):
+def test_missing_file_is_created_from_containerd_config_default(tmp_path, run_module):
     path = tmp_path / 'config.toml'
-    result = run_module(capsys, {'path': str(path)})
+    result = run_module(containerd_runtime, {'path': str(path)})
     assert result['changed']
     text = path.read_text()
     assert 'default_runtime_name = "ascend"' in text and '[plugins."io.containerd.grpc.v1.cri".cni]' in text
-    assert run_module(capsys, {'path': str(path), 'state': 'absent'})['changed']
+    assert run_module(containerd_runtime, {'path': str(path), 'state': 'absent'})['changed']
     assert not path.exists()
 
 
-def test_config_version_must_match_an_existing_file(config, capsys):
-    result = run_module(capsys, {'path': str(config), 'config_version': 3})
+def test_config_version_must_match_an_existing_file(config, run_module):
+    result = run_module(containerd_runtime, {'path': str(config), 'config_version': 3})
     assert result['failed'] and 'version 2, not 3' in result['msg']
 
 
-def test_invalid_toml_fails_and_leaves_the_file_untouched(tmp_path, capsys):
+def test_invalid_toml_fails_and_leaves_the_file_untouched(tmp_path, run_module):
     path = tmp_path / 'config.toml'
     shutil.copy(os.path.join(FIXTURES, 'invalid-unclosed-table.toml'), str(path))
     before = path.read_bytes()
-    result = run_module(capsys, {'path': str(path)})
+    result = run_module(containerd_runtime, {'path': str(path)})
     assert result['failed'] and 'not valid TOML' in result['msg'] and 'line 3' in result['msg'] and 'Fix: correct the file' in result['msg']
     assert path.read_bytes() == before
     assert not os.path.exists(containerd_config.state_file_path(str(path)))
 
 
-def test_missing_tomlkit_is_reported_with_missing_required_lib(config, capsys, monkeypatch):
+def test_missing_tomlkit_is_reported_with_missing_required_lib(config, run_module, monkeypatch):
     monkeypatch.setattr(containerd_config, 'TOMLKIT_IMPORT_ERROR', 'Traceback: No module named tomlkit')
-    result = run_module(capsys, {'path': str(config)})
+    result = run_module(containerd_runtime, {'path': str(config)})
     assert result['failed'] and 'Failed to import the required Python library (tomlkit)' in result['msg']

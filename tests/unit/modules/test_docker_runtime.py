@@ -5,9 +5,6 @@ import json
 import os
 import shutil
 
-import pytest
-
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
@@ -16,52 +13,44 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 RUNTIME = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
 
 
-def run_module(capsys, args, check_mode=False):
-    args = dict(args, _ansible_diff=True, _ansible_check_mode=check_mode)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            docker_runtime.main()
-    return json.loads(capsys.readouterr().out)
-
-
-def test_present_check_idempotence_and_absent(tmp_path, capsys):
+def test_present_check_idempotence_and_absent(tmp_path, run_module):
     path = tmp_path / 'daemon.json'
     shutil.copy(os.path.join(FIXTURES, 'nvidia-ctk.json'), str(path))
     path.chmod(0o644)
     original = path.read_text()
 
-    checked = run_module(capsys, {'path': str(path)}, check_mode=True)
+    checked = run_module(docker_runtime, {'path': str(path)}, check_mode=True)
     assert checked['changed'] and path.read_text() == original
     assert '"default-runtime": "ascend"' in checked['diff']['after']
 
-    result = run_module(capsys, {'path': str(path), 'backup': True})
+    result = run_module(docker_runtime, {'path': str(path), 'backup': True})
     assert result['changed'] and result['restart_needed']
     assert open(result['backup_file']).read() == original
     assert oct(path.stat().st_mode & 0o777) == oct(0o644)
     assert docker_config.effective_runtime(path.read_text(), 'ascend') == (
         'ascend', {'path': RUNTIME, 'runtimeArgs': []})
 
-    assert not run_module(capsys, {'path': str(path)})['changed']
+    assert not run_module(docker_runtime, {'path': str(path)})['changed']
 
-    removed = run_module(capsys, {'path': str(path), 'state': 'absent'})
+    removed = run_module(docker_runtime, {'path': str(path), 'state': 'absent'})
     assert removed['changed'] and path.read_text() == original
     assert not os.path.exists(result['state_file'])
 
 
-def test_missing_file_is_created_0600_and_deleted_again(tmp_path, capsys):
+def test_missing_file_is_created_0600_and_deleted_again(tmp_path, run_module):
     path = tmp_path / 'docker' / 'daemon.json'
-    result = run_module(capsys, {'path': str(path), 'name': 'npu', 'runtime_path': '/opt/rt', 'default': False})
+    result = run_module(docker_runtime, {'path': str(path), 'name': 'npu', 'runtime_path': '/opt/rt', 'default': False})
     assert result['changed']
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     assert json.loads(path.read_text()) == {'runtimes': {'npu': {'path': '/opt/rt', 'runtimeArgs': []}}}
-    assert run_module(capsys, {'path': str(path), 'name': 'npu', 'state': 'absent'})['changed']
+    assert run_module(docker_runtime, {'path': str(path), 'name': 'npu', 'state': 'absent'})['changed']
     assert not path.exists()
 
 
-def test_invalid_json_fails_and_leaves_the_file_untouched(tmp_path, capsys):
+def test_invalid_json_fails_and_leaves_the_file_untouched(tmp_path, run_module):
     path = tmp_path / 'daemon.json'
     shutil.copy(os.path.join(FIXTURES, 'invalid-unclosed.json'), str(path))
     before = path.read_bytes()
-    result = run_module(capsys, {'path': str(path)})
+    result = run_module(docker_runtime, {'path': str(path)})
     assert result['failed'] and 'not valid JSON' in result['msg'] and 'line 5 column 1' in result['msg'] and 'Fix: correct the file' in result['msg']
     assert path.read_bytes() == before

@@ -1,13 +1,9 @@
 # -*- coding: utf-8 -*-
 """Run npu_smi_info against a stand-in npu-smi that prints the real samples."""
 
-import json
 import os
 import stat
 
-import pytest
-
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.npu.ascend.plugins.modules import npu_smi_info
 
 SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'npu-smi')
@@ -35,20 +31,13 @@ def make_fake(tmp_path, info, rc=0):
     return str(binary)
 
 
-def run_module(capsys, args):
-    with patch_module_args(dict(args, _ansible_check_mode=True)):
-        with pytest.raises(SystemExit):
-            npu_smi_info.main()
-    return json.loads(capsys.readouterr().out)
-
-
 def calls(tmp_path):
     return (tmp_path / 'calls.log').read_text().splitlines()
 
 
-def test_default_runs_only_npu_smi_info(tmp_path, capsys):
+def test_default_runs_only_npu_smi_info(tmp_path, run_module):
     binary = make_fake(tmp_path, os.path.join(SAMPLES, '910B4_25.0.rc1.1_info.txt'))
-    result = run_module(capsys, {'binary_path': binary})
+    result = run_module(npu_smi_info, {'binary_path': binary}, check_mode=True, diff=False)
     assert result['changed'] is False
     assert calls(tmp_path) == ['info']
     assert result['commands'] == [[binary, 'info']]
@@ -58,25 +47,26 @@ def test_default_runs_only_npu_smi_info(tmp_path, capsys):
     assert 'boards' not in smi and 'list' not in smi
 
 
-def test_board_and_list_on_request(tmp_path, capsys):
+def test_board_and_list_on_request(tmp_path, run_module):
     binary = make_fake(tmp_path, os.path.join(SAMPLES, '910B4_25.0.rc1.1_info.txt'))
-    smi = run_module(capsys, {'binary_path': binary, 'board': True, 'list': True})['npu_smi']
+    smi = run_module(npu_smi_info, {'binary_path': binary, 'board': True, 'list': True},
+                     check_mode=True, diff=False)['npu_smi']
     assert calls(tmp_path) == ['info'] + ['info -t board -i %d' % npu for npu in range(8)] + ['info -l']
     assert smi['boards'][0]['firmware_version'] == '7.1.0.7.220'
     assert smi['boards'][3]['npu_id'] == 3
     assert smi['list']['total_count'] == 8
 
 
-def test_dcmi_error_is_explained(tmp_path, capsys):
+def test_dcmi_error_is_explained(tmp_path, run_module):
     binary = make_fake(tmp_path, os.path.join(SYNTHETIC, 'error_dcmi_-8005.txt'), rc=1)
-    result = run_module(capsys, {'binary_path': binary})
+    result = run_module(npu_smi_info, {'binary_path': binary}, check_mode=True, diff=False)
     assert result['failed']
     assert '-8005' in result['msg'] and 'rc=1' in result['msg']
     assert 'driver is not loaded' in result['msg'] and 'reboot' in result['msg']
 
 
-def test_missing_binary(tmp_path, capsys, monkeypatch):
+def test_missing_binary(tmp_path, run_module, monkeypatch):
     monkeypatch.setattr(npu_smi_info, 'NPU_SMI_DIRS', [str(tmp_path)])
     monkeypatch.setenv('PATH', str(tmp_path))
-    result = run_module(capsys, {})
+    result = run_module(npu_smi_info, {}, check_mode=True, diff=False)
     assert result['failed'] and 'npu-smi not found' in result['msg']
