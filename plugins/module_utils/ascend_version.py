@@ -214,3 +214,58 @@ def in_compat_range(version, ranges_text):
         if reaches_low and within_high:
             return True
     return False
+
+
+# Installed components as ascend_facts names them, in the order Huawei stacks them.
+COMPONENTS = ('firmware', 'driver', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
+COMPONENT_TITLES = {
+    'firmware': 'firmware', 'driver': 'driver', 'toolkit': 'CANN toolkit', 'kernels': 'CANN kernels',
+    'ops': 'CANN ops', 'nnal': 'NNAL', 'docker_runtime': 'Ascend Docker Runtime',
+}
+
+
+def same_version(left, right):
+    """True when both are the same version in Huawei order, or both None; text that is not a version
+    (a damaged version file) only equals the same text."""
+    if left is None or right is None:
+        return left is None and right is None
+    try:
+        return compare_versions(str(left), str(right)) == 0
+    except ValueError:
+        return str(left).strip() == str(right).strip()
+
+
+def _installed_version(record):
+    # ascend_facts gives {'version': ...} per component (None when absent); reports keep the bare string.
+    if isinstance(record, dict):
+        record = record.get('version')
+    return str(record) if record not in (None, '') else None
+
+
+def version_mismatches(installed, wanted):
+    """The components of ``wanted`` ({component: version}) installed at another version, or not at all.
+
+    ``installed`` maps components to their version or to ascend_facts' record of it. A wanted version
+    that is None or empty is not checked (the component is not managed). Returns, in stack order, one
+    dict per mismatch: component, title, installed (None when absent), wanted and a text such as
+    ``CANN toolkit 8.0.RC3 (wanted 8.2.RC1)``. ValueError names an unknown component.
+    """
+    installed = installed or {}
+    unknown = sorted(set(wanted) - set(COMPONENTS))
+    if unknown:
+        raise ValueError('unknown component(s) %s; use %s' % (', '.join(unknown), ', '.join(COMPONENTS)))
+    mismatches = []
+    for component in COMPONENTS:
+        target = wanted.get(component)
+        if target in (None, ''):
+            continue
+        target = str(target)
+        found = _installed_version(installed.get(component))
+        if same_version(found, target):
+            continue
+        title = COMPONENT_TITLES[component]
+        mismatches.append({
+            'component': component, 'title': title, 'installed': found, 'wanted': target,
+            'text': '%s %s (wanted %s)' % (title, found or 'not installed', target),
+        })
+    return mismatches

@@ -25,19 +25,14 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+    COMPONENTS, COMPONENT_TITLES, compare_versions, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import CANN_LAYOUT_CHANGE
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
 
-# Installed components as ascend_facts names them, in the order Huawei stacks them.
-COMPONENTS = ('firmware', 'driver', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
-COMPONENT_TITLES = {
-    'firmware': 'firmware', 'driver': 'driver', 'toolkit': 'CANN toolkit', 'kernels': 'CANN kernels',
-    'ops': 'CANN ops', 'nnal': 'NNAL', 'docker_runtime': 'Ascend Docker Runtime',
-}
 
 PASSED = 'passed'
 FAILED = 'failed'
@@ -83,15 +78,6 @@ def _truthy(value):
     if value is None:
         return False
     return str(value).strip().lower() in ('1', 'true', 'yes', 'on', 'y')
-
-
-def _same_version(left, right):
-    if left is None or right is None:
-        return left is None and right is None
-    try:
-        return compare_versions(str(left), str(right)) == 0
-    except ValueError:
-        return str(left).strip() == str(right).strip()
 
 
 def _taint_text(taint):
@@ -245,15 +231,7 @@ def _check_versions(entry):
                                                'cann_version, container_runtime_version)')
     if not entry['facts_available']:
         return _check(CHECK_VERSIONS, ERROR, 'the node could not be read')
-    differences = []
-    for component in COMPONENTS:
-        if component not in wanted:
-            continue
-        installed = entry['versions'].get(component)
-        if installed is None:
-            differences.append('%s not installed (wanted %s)' % (COMPONENT_TITLES[component], wanted[component]))
-        elif not _same_version(installed, wanted[component]):
-            differences.append('%s %s (wanted %s)' % (COMPONENT_TITLES[component], installed, wanted[component]))
+    differences = [mismatch['text'] for mismatch in version_mismatches(entry['versions'], wanted)]
     if differences:
         return _check(CHECK_VERSIONS, FAILED, '%s. Fix: run npu.ascend.site (or the upgrade playbook) for this '
                                               'node.' % '; '.join(differences))
@@ -440,7 +418,7 @@ def node_changes(previous, current):
         for component in COMPONENTS:
             before = before_versions.get(component)
             after = current['versions'].get(component)
-            if not _same_version(before, after):
+            if not same_version(before, after):
                 changes.append(_change(component, before, after, '%s %s -> %s' % (
                     COMPONENT_TITLES[component], _or_none(before, 'not installed'), _or_none(after, 'not installed'))))
         before_health = previous.get('health') or {}
