@@ -30,10 +30,11 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # debootstrap builds their image, makeself builds the fake Huawei packages, containerd is the
 # runtime the roles configure, git lists the files `make sanity` checks, ansible-test's
 # shellcheck test needs shellcheck, the sandbox's probe image is a static busybox, and the test
-# control plane makes its certificates with openssl. apt's
+# control plane makes its certificates with openssl, and Ansible reaches the nodes with ssh
+# (openssh-client, whose ssh-keygen makes the sandbox's key). apt's
 # recommended packages are kept: podman's (catatonit, slirp4netns, aardvark-dns) are part of a
 # working set-up.
-DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl openssh-client
 
 # Each sandbox node's systemd takes a dozen or more inotify instances; Debian's default of 128
 # per user runs out at about ten nodes (molecule scenarios side by side, make bench's fleet), and

@@ -27,6 +27,10 @@ PACKAGE_BUILDER = SANDBOX_DIR / "packages" / "build.py"
 STATE_ROOT = REPO_ROOT / ".cache" / "sandbox"
 NODES_STATE_DIR = STATE_ROOT / "nodes"
 PACKAGES_OUT_DIR = STATE_ROOT / "packages"
+# The key Ansible logs in to every node with (inventories' ansible_ssh_private_key_file); its
+# public half is each node's /root/.ssh/authorized_keys.
+SSH_KEY = STATE_ROOT / "ssh" / "id_ed25519"
+SSH_PUBLIC_KEY = STATE_ROOT / "ssh" / "id_ed25519.pub"
 DEFAULT_INVENTORY = REPO_ROOT / "inventories" / "sandbox"
 ROOTFS_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "npu-ascend"
 
@@ -659,6 +663,7 @@ class Fleet:
             log("%s: recreating (%s)" % (spec.name, "; ".join(changes)))
             self.remove_node(spec.name)
         prepare_node_state(spec)
+        ensure_ssh_key()
         log("%s: starting %s (%s, %d NPU x %d chip, %s)" % (
             spec.name, image, spec.product, spec.npu_count, spec.chips_per_npu, spec.arch))
         try:
@@ -677,6 +682,7 @@ class Fleet:
                "--label", "%s.hardware=%s" % (LABEL_PREFIX, fingerprint),
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
+               "--volume", "%s:/root/.ssh/authorized_keys:ro" % SSH_PUBLIC_KEY,
                image, "/sbin/init")
 
     def wait_running(self, host, timeout=None, after_marker=None):
@@ -876,6 +882,18 @@ class Fleet:
             built.extend(out_dir / name for name in outputs)
         write_checksums(out_dir)
         return built
+
+
+def ensure_ssh_key():
+    """The sandbox's SSH key pair, made once per checkout."""
+    with state_lock("ssh-key"):
+        if not (SSH_KEY.exists() and SSH_PUBLIC_KEY.exists()):
+            require_tool("ssh-keygen", "it makes the key Ansible logs in to the nodes with")
+            SSH_KEY.parent.mkdir(parents=True, exist_ok=True)
+            SSH_KEY.unlink(missing_ok=True)
+            SSH_PUBLIC_KEY.unlink(missing_ok=True)
+            run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "npu-ascend-sandbox", "-f", SSH_KEY])
+            log("made the SSH key %s" % SSH_KEY)
 
 
 @contextlib.contextmanager
