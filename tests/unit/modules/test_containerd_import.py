@@ -56,7 +56,7 @@ def test_template_of_another_version_is_refused(tmp_path, run_module):
     shutil.copy(os.path.join(FIXTURES, 'rke2-v3.toml'), str(main))
     drop_in = tmp_path / 'ascend.toml'
     result = run_module(containerd_runtime, {'path': str(drop_in), 'config_version': 2,
-                                                     'template_config': str(main)})
+                                             'template_config': str(main)})
     assert result['failed'] and 'is config version 3' in result['msg']
 
 
