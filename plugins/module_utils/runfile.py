@@ -271,18 +271,34 @@ def read_all_installed(install_path=DEFAULT_INSTALL_PATH, arch=None, record=None
 # Deciding
 # --------------------------------------------------------------------------------------
 
-def plan_action(component, installed_version, package_version, state='present', allow_downgrade=False):
+def installed_versions(entry):
+    """Every version of a component on the node (``entry`` as read_installed returns it): the
+    operator kernels of an older toolkit stay in its version directory, so kernels can have several."""
+    if not entry:
+        return []
+    return list(entry.get('all_versions') or [entry['version']])
+
+
+def plan_action(component, installed_version, package_version, state='present', allow_downgrade=False,
+                all_installed_versions=None):
     """Decide what to do; returns ``{'action': one of ACTIONS, 'reason': text}``.
 
     A downgrade is carried out as an upgrade run (Huawei's ``--upgrade`` path replaces
-    whatever is installed) only when explicitly allowed.
+    whatever is installed) only when explicitly allowed. For state=absent, the plan's
+    ``version`` is the one to remove: the package's when it is among ``all_installed_versions``
+    (operator kernels of older toolkits stay beside the current ones), else the installed one.
     """
     if state not in ('present', 'absent'):
         raise ValueError('state must be present or absent, got %r' % (state,))
     if state == 'absent':
+        for version in all_installed_versions or []:
+            if package_version is not None and compare_versions(version, package_version) == 0:
+                return {'action': 'uninstall', 'version': version,
+                        'reason': '%s %s is installed' % (component, version)}
         if installed_version is None:
             return {'action': 'none', 'reason': '%s is not installed' % component}
-        return {'action': 'uninstall', 'reason': '%s %s is installed' % (component, installed_version)}
+        return {'action': 'uninstall', 'version': installed_version,
+                'reason': '%s %s is installed' % (component, installed_version)}
     if package_version is None:
         raise ValueError('the package version is needed for state=present')
     if installed_version is None:

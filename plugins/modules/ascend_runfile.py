@@ -43,8 +43,10 @@ options:
     type: path
   state:
     description:
-      - V(present) installs or upgrades to the package's version, V(absent) uninstalls the component
-        (whatever version is installed).
+      - V(present) installs or upgrades to the package's version, V(absent) uninstalls the component.
+      - With V(absent), the version removed is the package's when several are installed side by side (the
+        operator kernels of an older toolkit stay beside the current ones, and each goes with its own package);
+        otherwise the installed version.
     type: str
     choices: [present, absent]
     default: present
@@ -438,7 +440,8 @@ def main():
     version_before = entry['version'] if entry else None
     result['version_before'] = version_before
 
-    plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'])
+    plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
+                               runfile.installed_versions(entry))
     result['action'], result['reason'] = plan['action'], plan['reason']
     if plan['action'] == 'refuse':
         runner.fail(plan['reason'])
@@ -452,8 +455,8 @@ def main():
             runner.fail(missing)
 
     # The name alone is enough to build the installer argv a dry run reports for a package the
-    # node does not hold yet; an uninstall must not name a .run file that is not there.
-    planned_src = src if src_exists or (src and state == 'present') else None
+    # node does not hold yet; a real uninstall must not name a .run file that is not there.
+    planned_src = src if src_exists or (src and (state == 'present' or module.check_mode)) else None
     try:
         commands = runfile.build_commands(
             component, plan['action'], src=planned_src, install_path=install_path,
@@ -503,9 +506,9 @@ def main():
     if module._diff:
         result['diff']['after'] = 'version: %s\n' % version_after
     if plan['action'] == 'uninstall':
-        if version_after is not None:
-            runner.fail('the %s uninstall reported success but %s is still installed'
-                        % (component, version_after))
+        removed = plan['version']
+        if any(compare_versions(version, removed) == 0 for version in runfile.installed_versions(after)):
+            runner.fail('the %s uninstall reported success but %s is still installed' % (component, removed))
     elif version_after is None or compare_versions(version_after, package_version) != 0:
         runner.fail('the %s installer reported success but the installed version is now %s, not %s; see log_tail'
                     % (component, version_after, package_version))

@@ -40,6 +40,26 @@ def test_plan_action(installed, package, state, allow, action):
     assert plan['reason']
 
 
+def test_uninstall_takes_the_packages_version_among_those_side_by_side():
+    # After a CANN upgrade the old toolkit's operator kernels stay in its version directory.
+    plan = runfile.plan_action('kernels', '8.2.RC1', '8.0.RC3', 'absent', False, ['8.0.RC3', '8.2.RC1'])
+    assert (plan['action'], plan['version']) == ('uninstall', '8.0.RC3')
+    plan = runfile.plan_action('kernels', '8.2.RC1', '8.2.rc1', 'absent', False, ['8.0.RC3', '8.2.RC1'])
+    assert (plan['action'], plan['version']) == ('uninstall', '8.2.RC1')
+
+
+def test_uninstall_with_a_package_of_another_version_removes_the_installed_one():
+    plan = runfile.plan_action('docker-runtime', '7.3.0', '7.3.1', 'absent', False, ['7.3.0'])
+    assert (plan['action'], plan['version']) == ('uninstall', '7.3.0')
+
+
+def test_installed_versions():
+    assert runfile.installed_versions(None) == []
+    assert runfile.installed_versions({'version': '24.1.0'}) == ['24.1.0']
+    assert runfile.installed_versions({'version': '8.2.RC1', 'all_versions': ['8.0.RC3', '8.2.RC1']}) \
+        == ['8.0.RC3', '8.2.RC1']
+
+
 def test_refused_downgrade_names_both_versions_and_the_way_out():
     reason = runfile.plan_action('toolkit', '8.2.RC1', '8.1.RC1', 'present', False)['reason']
     assert '8.2.RC1' in reason and '8.1.RC1' in reason and 'allow_downgrade' in reason
