@@ -5,7 +5,8 @@ before the stack is installed and after uninstall.yml; verify.yml compares the t
 Left out, each for a reason: apt's and dpkg's state (distribution packages the roles install,
 python3-tomlkit and the DKMS toolchain, are the operator's OS, not ours), containerd's and
 Docker's image stores and systemd's runtime state (they change whenever containers run),
-/var/log (Huawei's installers keep their logs by design), the shadow files' "-" backups that
+/var/log (Huawei's installers keep their logs by design), the sandbox's simulated hardware
+state under /var/lib/ascend-sandbox (the fake firmware's "running" record), the shadow files' "-" backups that
 useradd and userdel rewrite, and the dynamic linker's cache, rebuilt by every ldconfig.
 """
 import grp
@@ -19,7 +20,7 @@ import sys
 TREES = ['/etc', '/usr/local', '/opt', '/home', '/root', '/var/lib', '/var/cache/npu_ascend', '/lib/modules']
 SKIPPED = ['/var/lib/apt', '/var/lib/dpkg', '/var/lib/containerd', '/var/lib/docker', '/var/lib/systemd',
            '/var/lib/ucf', '/etc/ld.so.cache', '/root/.ansible', '/var/lib/dhcp', '/var/lib/private',
-           '/root/.cache']
+           '/root/.cache', '/var/lib/ascend-sandbox']
 BACKUPS = ['/etc/passwd-', '/etc/group-', '/etc/shadow-', '/etc/gshadow-', '/etc/subuid-', '/etc/subgid-']
 
 
