@@ -629,6 +629,7 @@ class Fleet:
         return json.loads(result.stdout)[0]
 
     def up(self, recreate=False):
+        ensure_ssh_key()
         for spec in self.specs.values():
             self.up_node(spec, recreate)
         for spec in self.specs.values():
@@ -663,7 +664,6 @@ class Fleet:
             log("%s: recreating (%s)" % (spec.name, "; ".join(changes)))
             self.remove_node(spec.name)
         prepare_node_state(spec)
-        ensure_ssh_key()
         log("%s: starting %s (%s, %d NPU x %d chip, %s)" % (
             spec.name, image, spec.product, spec.npu_count, spec.chips_per_npu, spec.arch))
         try:

@@ -291,10 +291,11 @@ def plan_action(component, installed_version, package_version, state='present', 
     if state not in ('present', 'absent'):
         raise ValueError('state must be present or absent, got %r' % (state,))
     if state == 'absent':
-        for version in all_installed_versions or []:
-            if package_version is not None and compare_versions(version, package_version) == 0:
-                return {'action': 'uninstall', 'version': version,
-                        'reason': '%s %s is installed' % (component, version)}
+        if package_version is not None:
+            for version in all_installed_versions or []:
+                if compare_versions(version, package_version) == 0:
+                    return {'action': 'uninstall', 'version': version,
+                            'reason': '%s %s is installed' % (component, version)}
         if installed_version is None:
             return {'action': 'none', 'reason': '%s is not installed' % component}
         return {'action': 'uninstall', 'version': installed_version,

@@ -6,8 +6,9 @@ Left out, each for a reason: apt's and dpkg's state (distribution packages the r
 python3-tomlkit and the DKMS toolchain, are the operator's OS, not ours), containerd's and
 Docker's image stores and systemd's runtime state (they change whenever containers run),
 /var/log (Huawei's installers keep their logs by design), the sandbox's simulated hardware
-state under /var/lib/ascend-sandbox (the fake firmware's "running" record), the shadow files' "-" backups that
-useradd and userdel rewrite, and the dynamic linker's cache, rebuilt by every ldconfig.
+state under /var/lib/ascend-sandbox (the fake firmware's "running" record), the shadow files'
+"-" backups that useradd and userdel rewrite, and the dynamic linker's cache, rebuilt by every
+ldconfig.
 """
 import grp
 import hashlib
