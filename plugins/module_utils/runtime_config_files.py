@@ -80,10 +80,19 @@ def conclude(module, result, before, after, exists, remove_file, records, record
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
     to go again, and ``records``/``record`` are the change records of every entry the modules made
     in this file and of this one, filed under ``key`` (default: the module's ``name``).
+
+    The copies that ``backup`` made are listed in the record; state=absent, which undoes the change,
+    deletes them with the record, so that an uninstall leaves nothing of the modules behind.
     """
     params = module.params
     path, name = params['path'], key or params['name']
-    result['changed'] = result['restart_needed'] = (after != before) or remove_file
+    file_changed = (after != before) or remove_file
+    undone = params['state'] == 'absent' and name in records
+    backups = [backup for backup in (records[name].get('backups') or []) if os.path.lexists(backup)] if undone else []
+    result['changed'] = file_changed or bool(backups)
+    result['restart_needed'] = file_changed
+    if params['state'] == 'absent':
+        result['removed_backups'] = backups
     if module._diff:
         result['diff'] = {'before': before, 'after': after,
                           'before_header': path if exists else '%s (absent)' % path,
@@ -91,18 +100,24 @@ def conclude(module, result, before, after, exists, remove_file, records, record
 
     if module.check_mode:
         module.exit_json(**result)
-    if result['changed']:
+    if file_changed:
         if params['backup'] and exists:
             result['backup_file'] = module.backup_local(path)
         if remove_file:
             os.unlink(path)
         else:
             write_config_atomically(module, path, after, None if exists else new_file_mode)
-    if params['state'] == 'present' and result['changed']:
+    if params['state'] == 'present' and file_changed:
+        made_backups = list((records.get(name) or {}).get('backups') or [])
+        if result.get('backup_file') and result['backup_file'] not in made_backups:
+            made_backups.append(result['backup_file'])
+        record = dict(record, backups=made_backups) if made_backups else record
         records[name] = record
         save_records(result['state_file'], records)
-    elif params['state'] == 'absent' and name in records:
+    elif undone:
         # The registration is gone (by this run or by hand): its record has served its purpose.
         records.pop(name)
         save_records(result['state_file'], records)
+        for backup in backups:
+            os.unlink(backup)
     module.exit_json(**result)

@@ -41,7 +41,10 @@ options:
     choices: [present, absent]
     default: present
   backup:
-    description: Make a timestamped copy of the file before changing it.
+    description:
+      - Make a timestamped copy of the file before changing it.
+      - The copies are listed in the record of the change; O(state=absent), which undoes the change, deletes
+        them with the record (the restored file makes them redundant).
     type: bool
     default: false
 requirements:
@@ -82,8 +85,16 @@ backup_file:
   description: The copy made before the change.
   returned: when O(backup=true) and the file was changed
   type: str
+removed_backups:
+  description: The copies made by O(backup=true) that O(state=absent) deleted (in check mode, would delete).
+  returned: when O(state=absent)
+  type: list
+  elements: str
+  sample: [/etc/containerd/config.toml.12345.2025-01-01@10:00:00~]
 restart_needed:
-  description: Whether containerd must be restarted for the change to take effect (the same as C(changed)).
+  description:
+    - Whether containerd must be restarted for the change to take effect, that is whether the file changed.
+    - C(changed) is also true when only backups were deleted.
   returned: always
   type: bool
 state_file:

@@ -46,6 +46,7 @@ def test_drop_in_round_trip_leaves_the_main_config_as_it_was(main_config, tmp_pa
 
     removed = run_module(containerd_import, {'path': str(main_config), 'import': str(drop_in), 'state': 'absent'})
     assert removed['changed'] and main_config.read_bytes() == original
+    assert removed['removed_backups'] == [imported['backup_file']] and not os.path.exists(imported['backup_file'])
     assert not os.path.exists(removed['state_file'])
     gone = run_module(containerd_runtime, {'path': str(drop_in), 'state': 'absent'})
     assert gone['changed'] and not drop_in.exists()

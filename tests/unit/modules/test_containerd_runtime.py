@@ -54,6 +54,42 @@ def test_present_check_idempotence_and_absent(config, run_module):
     assert not run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})['changed']
 
 
+def test_absent_deletes_the_backups_present_made(config, run_module):
+    original = config.read_text()
+    first = run_module(containerd_runtime, {'path': str(config), 'backup': True, 'default': False})
+    second = run_module(containerd_runtime, {'path': str(config), 'backup': True})
+    # Two changes within a second of one process share a backup name.
+    backups = list(dict.fromkeys([first['backup_file'], second['backup_file']]))
+    assert all(os.path.exists(backup) for backup in backups)
+    assert json.loads(open(first['state_file']).read())['runtimes']['ascend']['backups'] == backups
+    operators_copy = str(config) + '.before-upgrade'
+    shutil.copy(str(config), operators_copy)
+
+    planned = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'}, check_mode=True)
+    assert planned['changed'] and planned['removed_backups'] == backups
+    assert all(os.path.exists(backup) for backup in backups)
+
+    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    assert removed['changed'] and removed['removed_backups'] == backups
+    assert config.read_text() == original
+    assert sorted(os.listdir(str(config.parent))) == ['config.toml', 'config.toml.before-upgrade']
+
+
+def test_absent_after_a_restore_by_hand_deletes_only_the_backups(config, run_module):
+    original = config.read_text()
+    added = run_module(containerd_runtime, {'path': str(config), 'backup': True})
+    config.write_text(original)
+
+    planned = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'}, check_mode=True)
+    assert planned['changed'] and not planned['restart_needed']
+    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    assert removed['changed'] and not removed['restart_needed']
+    assert removed['removed_backups'] == [added['backup_file']] and not os.path.exists(added['backup_file'])
+    assert not os.path.exists(added['state_file'])
+    again = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    assert not again['changed'] and again['removed_backups'] == []
+
+
 def test_drop_in_file_is_created_minimal_and_deleted_again(tmp_path, run_module):
     path = tmp_path / 'conf.d' / 'ascend.toml'
     result = run_module(containerd_runtime, {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})

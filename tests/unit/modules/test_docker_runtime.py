@@ -34,7 +34,8 @@ def test_present_check_idempotence_and_absent(tmp_path, run_module):
 
     removed = run_module(docker_runtime, {'path': str(path), 'state': 'absent'})
     assert removed['changed'] and path.read_text() == original
-    assert not os.path.exists(result['state_file'])
+    assert removed['removed_backups'] == [result['backup_file']]
+    assert sorted(os.listdir(str(tmp_path))) == ['daemon.json']
 
 
 def test_missing_file_is_created_0600_and_deleted_again(tmp_path, run_module):
