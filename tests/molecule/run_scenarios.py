@@ -57,6 +57,17 @@ def run(scenario):
     return scenario, result.returncode, elapsed, log_path
 
 
+def failed_tasks(log_text, limit=6):
+    """The last ``limit`` failed tasks of a log: each task's header line and its failure line, shortened."""
+    found, task = [], None
+    for line in log_text.splitlines():
+        if line.startswith("TASK [") or line.startswith("RUNNING HANDLER ["):
+            task = line.rstrip("* ")
+        elif line.startswith(("fatal: [", "failed: [")) or line.startswith("ERROR! "):
+            found.append("%s\n    %s" % (task or "(no task)", line if len(line) <= 600 else line[:600] + " ..."))
+    return found[-limit:]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("MOLECULE_JOBS", "3")))
@@ -76,6 +87,10 @@ def main():
     for name, log in failed:
         print("\n======== molecule %s FAILED: %s ========" % (name, log))
         sys.stdout.write(log.read_text(errors="replace")[-20000:])
+    # The failures once more, last, where a reader of only the end of CI's output sees them.
+    for name, log in failed:
+        print("\nmolecule %s failed at:" % name)
+        print("\n".join(failed_tasks(log.read_text(errors="replace"))) or "    (no failed task in the log)")
     print("\nmolecule: %d scenario(s), %d failed" % (len(results), len(failed)))
     return 1 if failed else 0
 
