@@ -10,6 +10,7 @@ previous run on this machine, or on a fresh clone by tests/molecule/expected-dur
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -57,15 +58,35 @@ def run(scenario):
     return scenario, result.returncode, elapsed, log_path
 
 
-def failed_tasks(log_text, limit=6):
-    """The last ``limit`` failed tasks of a log: each task's header line and its failure line, shortened."""
-    found, task = [], None
-    for line in log_text.splitlines():
-        if line.startswith("TASK [") or line.startswith("RUNNING HANDLER ["):
+# Molecule colours its output and frames Ansible's lines with "  │ "; Ansible wraps long results
+# onto lines indented under the first.
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+MOLECULE_FRAME = re.compile(r"^\s*│ ?")
+FAILURE_STARTS = ("fatal: [", "failed: [", "ERROR! ")
+
+
+def failed_tasks(log_text, limit=6, width=600):
+    """The last ``limit`` failed tasks of a log: each task's header line and its failure, unwrapped and shortened."""
+    found, task, failure = [], None, None
+    for raw in log_text.splitlines():
+        line = MOLECULE_FRAME.sub("", ANSI_ESCAPE.sub("", raw))
+        if failure is not None and line[:1].isspace() and line.strip():
+            failure.append(line.strip())
+            continue
+        if failure is not None:
+            found.append("%s\n    %s" % (task or "(no task)", shorten(" ".join(failure), width)))
+            failure = None
+        if line.startswith(("TASK [", "RUNNING HANDLER [")):
             task = line.rstrip("* ")
-        elif line.startswith(("fatal: [", "failed: [")) or line.startswith("ERROR! "):
-            found.append("%s\n    %s" % (task or "(no task)", line if len(line) <= 600 else line[:600] + " ..."))
+        elif line.startswith(FAILURE_STARTS):
+            failure = [line]
+    if failure is not None:
+        found.append("%s\n    %s" % (task or "(no task)", shorten(" ".join(failure), width)))
     return found[-limit:]
+
+
+def shorten(text, width):
+    return text if len(text) <= width else text[:width] + " ..."
 
 
 def main():
@@ -83,14 +104,15 @@ def main():
         results = list(pool.map(run, ordered))
     previous.update({name: round(elapsed) for name, returncode, elapsed, _log in results if returncode == 0})
     DURATIONS.write_text(json.dumps(previous, indent=2, sort_keys=True) + "\n")
-    failed = [(name, log) for name, returncode, _elapsed, log in results if returncode != 0]
-    for name, log in failed:
+    failed = [(name, log, log.read_text(errors="replace")) for name, returncode, _elapsed, log in results
+              if returncode != 0]
+    for name, log, text in failed:
         print("\n======== molecule %s FAILED: %s ========" % (name, log))
-        sys.stdout.write(log.read_text(errors="replace")[-20000:])
+        sys.stdout.write(text[-20000:])
     # The failures once more, last, where a reader of only the end of CI's output sees them.
-    for name, log in failed:
+    for name, _log, text in failed:
         print("\nmolecule %s failed at:" % name)
-        print("\n".join(failed_tasks(log.read_text(errors="replace"))) or "    (no failed task in the log)")
+        print("\n".join(failed_tasks(text)) or "    (no failed task in the log)")
     print("\nmolecule: %d scenario(s), %d failed" % (len(results), len(failed)))
     return 1 if failed else 0
 
