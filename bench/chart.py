@@ -33,6 +33,10 @@ def phase_bars(results):
         bars.append(('installers, sum\nover all nodes', [(naive['installer_seconds_total'], FLOOR_COLOUR, 'floor')]))
         bars.append(('installers of\nthe longest node', [(naive['installer_seconds_longest_node'], FLOOR_COLOUR,
                                                          'floor')]))
+    single = results.get('single_node')
+    if single:
+        bars.append(('first run,\n%s alone' % single['host'], [(single['site']['wall_seconds'], SITE_COLOUR,
+                                                                'site.yml')]))
     for phase in ('first', 'converged'):
         bars.append(('%s run' % phase, [(results[phase]['site']['wall_seconds'], SITE_COLOUR, 'site.yml'),
                                         (results[phase]['kubernetes']['wall_seconds'], KUBERNETES_COLOUR,

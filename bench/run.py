@@ -8,11 +8,12 @@ In one run, on nodes named bench-01..bench-NN (inventory generated under .cache/
 
 1. the naive baseline: bench/naive.py runs the same installers node after node on bare nodes,
    timing each installer (their sum is the floor of the host-stack work);
-2. the nodes are recreated bare, a test control plane is started, and playbooks/site.yml then
+2. one node's work: playbooks/site.yml on the first node alone, made bare again afterwards;
+3. the nodes are recreated bare, a test control plane is started, and playbooks/site.yml then
    playbooks/kubernetes.yml run (the first run: bare to validated);
-3. the same two playbooks again on the converged fleet;
-4. bench/noop.yml, the no-op floor: facts and one read per component on the same nodes;
-5. with --levers, the converged site.yml again under each Ansible lever (bench/ansible.cfg
+4. the same two playbooks again on the converged fleet;
+5. bench/noop.yml, the no-op floor: facts and one read per component on the same nodes;
+6. with --levers, the converged site.yml again under each Ansible lever (bench/ansible.cfg
    holds the ones kept).
 
 Timings per task, role and host, changed tasks and copied bytes come from the bench_json
@@ -354,6 +355,17 @@ def evaluate(results):
             'value': '%sx (%.0f s / %.0f s)' % (ratios['speedup_over_naive'], naive['wall_seconds'], first_site),
             'met': ratios['speedup_over_naive'] >= wanted,
         })
+    single = results.get('single_node')
+    if single:
+        ratios['first_site_over_single_node_site'] = ratio(first_site, single['site']['wall_seconds'])
+        targets.append({
+            'target': 'first site.yml run on %d nodes <= %.1fx the same run on one node (forks %d >= N %d)'
+                      % (nodes, TARGETS['first_over_longest_node_installers'], forks, nodes),
+            'value': '%sx (%.0f s / %.0f s)' % (ratios['first_site_over_single_node_site'], first_site,
+                                                single['site']['wall_seconds']),
+            'met': forks >= nodes and ratios['first_site_over_single_node_site'] <= TARGETS[
+                'first_over_longest_node_installers'],
+        })
     results['ratios'] = ratios
     results['targets'] = targets
 
@@ -363,11 +375,12 @@ RESTART_FAILED_UNITS = ['sh', '-c', "units=$(systemctl --failed --no-legend --pl
 
 
 def bring_up(hosts, attempts=6):
-    """fleet.py up; a node whose systemd came up degraded (on a host crowded with systemd
+    """fleet.py up for hosts; a node whose systemd came up degraded (on a host crowded with systemd
     containers a path unit can fail for want of inotify instances) gets its failed units
     restarted, and up waits again."""
     for attempt in range(1, attempts + 1):
-        _seconds, returncode = run_logged('fleet-up', fleet_command('up'), fail=attempt == attempts)
+        _seconds, returncode = run_logged('fleet-up', fleet_command('up', '--limit', ','.join(hosts)),
+                                          fail=attempt == attempts)
         if returncode == 0:
             break
         log('a node came up degraded (attempt %d): restarting its failed units' % attempt)
@@ -375,7 +388,7 @@ def bring_up(hosts, attempts=6):
         for host in hosts:
             subprocess.run(fleet_command('exec', host, '--', *RESTART_FAILED_UNITS), capture_output=True,
                            check=False)
-    run_logged('probe-image', fleet_command('probe-image'))
+    run_logged('probe-image', fleet_command('probe-image', *hosts))
 
 
 def benchmark(args):
@@ -406,11 +419,20 @@ def benchmark(args):
         results['load_average']['after_naive'] = load_average()
         run_logged('fleet-down-after-naive', fleet_command('down'))
 
+    site = os.path.join(REPO_ROOT, 'playbooks', 'site.yml')
+    kubernetes = os.path.join(REPO_ROOT, 'playbooks', 'kubernetes.yml')
+    if len(hosts) > 1:
+        # One node's work, the scale-out reference: the first site.yml on the first node alone,
+        # which is then made bare again for the fleet run.
+        bring_up(hosts[:1])
+        results['single_node'] = {'host': hosts[0], 'site': summarize(
+            playbook('single-node-site', site, forks, extra_args=['--limit', hosts[0]]))}
+        results['load_average']['after_single_node'] = load_average()
+        run_logged('fleet-down-after-single-node', fleet_command('down', '--limit', hosts[0]))
+
     bring_up(hosts)
     run_logged('controlplane-up', controlplane_command('up', '--nodes-from-inventory', INVENTORY_DIR))
 
-    site = os.path.join(REPO_ROOT, 'playbooks', 'site.yml')
-    kubernetes = os.path.join(REPO_ROOT, 'playbooks', 'kubernetes.yml')
     for phase in ('first', 'converged'):
         site_summary = summarize(playbook(phase + '-site', site, forks))
         kubernetes_summary = summarize(playbook(phase + '-kubernetes', kubernetes, forks))
@@ -452,6 +474,9 @@ def report(results):
         rows.append(('naive baseline (node after node)', naive['wall_seconds']))
         rows.append(('  sum of installers, all nodes', naive['installer_seconds_total']))
         rows.append(('  installers of the longest node', naive['installer_seconds_longest_node']))
+    if results.get('single_node'):
+        rows.append(('first run on %s alone: site.yml' % results['single_node']['host'],
+                     results['single_node']['site']['wall_seconds']))
     for phase in ('first', 'converged'):
         rows.append(('%s run: site.yml' % phase, results[phase]['site']['wall_seconds']))
         rows.append(('%s run: kubernetes.yml' % phase, results[phase]['kubernetes']['wall_seconds']))
