@@ -26,9 +26,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
-    COMPONENTS, COMPONENT_TITLES, compare_versions, same_version, version_mismatches)
+    COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import CANN_LAYOUT_CHANGE
+from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -111,10 +111,9 @@ def wanted_versions(stack):
         wanted['toolkit'] = cann
         if _truthy(stack.get('kernels', True)):
             try:
-                newer = compare_versions(cann, CANN_LAYOUT_CHANGE) >= 0
+                wanted[operator_kernels_component(cann)] = cann
             except ValueError:
-                newer = False
-            wanted['ops' if newer else 'kernels'] = cann
+                wanted['kernels'] = cann
     if _truthy(stack.get('nnal', False)):
         nnal = _text(stack.get('nnal_version')).strip() or cann
         if nnal:

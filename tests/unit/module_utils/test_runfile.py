@@ -352,3 +352,17 @@ def test_a_known_failure_line_wins_over_the_killed_explanation():
     output = '[Driver] [ERROR]Dkms install failed, details in : var/log/ascend_seclog/ascend_install.log.\nKilled\n'
     verdict = runfile.interpret_result('driver', 'install', 137, output)
     assert 'Dkms install failed' in verdict['cause'] and 'kernel headers' in verdict['fix']
+
+
+# Facts reference: the ops package replaces kernels from CANN 8.5.0 (with the cann-<version>/ layout).
+@pytest.mark.parametrize('cann, component', [
+    ('8.0.RC3', 'kernels'), ('8.2.RC1', 'kernels'), ('8.3.RC1', 'kernels'),
+    ('8.5.0', 'ops'), ('8.5.0.1', 'ops'), ('9.0.0', 'ops'),
+])
+def test_operator_kernels_component_follows_the_layout_change(cann, component):
+    assert runfile.operator_kernels_component(cann) == component
+
+
+def test_operator_kernels_component_refuses_a_text_that_is_no_version():
+    with pytest.raises(ValueError):
+        runfile.operator_kernels_component('latest')

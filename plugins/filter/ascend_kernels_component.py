@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``npu.ascend.ascend_kernels_component``: the package that carries a CANN release's operator kernels.
+
+Documentation is in the sidecar file ascend_kernels_component.yml.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
+
+
+def ascend_kernels_component(cann_version):
+    """``ops`` for CANN 8.5.0 and later, ``kernels`` before."""
+    try:
+        return operator_kernels_component(cann_version)
+    except ValueError as error:
+        raise AnsibleFilterError('ascend_kernels_component: %r is not a CANN version: %s' % (cann_version, error))
+
+
+class FilterModule(object):
+    """CANN package layout."""
+
+    def filters(self):
+        return {'ascend_kernels_component': ascend_kernels_component}
