@@ -30,6 +30,7 @@ import datetime
 import importlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -187,6 +188,33 @@ def ansible_env(forks, extra=None):
     return env
 
 
+def node_cpu_seconds():
+    """CPU seconds the bench nodes' containers have used so far, from their cgroups (v1 cpuacct or
+    v2 cpu.stat); None when a node's cgroup cannot be read."""
+    total = 0.0
+    for host in fleet.inventory_hosts(INVENTORY_DIR):
+        current = fleet.Fleet.inspect(host)
+        if current is None:
+            # Not up in this phase (the single-node run has only the first node).
+            continue
+        cgroup = current.get('State', {}).get('CgroupPath', '').lstrip('/')
+        if not cgroup:
+            return None
+        v1 = os.path.join('/sys/fs/cgroup/cpuacct', cgroup, 'cpuacct.usage')
+        v2 = os.path.join('/sys/fs/cgroup', cgroup, 'cpu.stat')
+        try:
+            if os.path.exists(v1):
+                with open(v1) as handle:
+                    total += int(handle.read()) / 1e9
+            else:
+                with open(v2) as handle:
+                    fields = dict(line.split() for line in handle if line.strip())
+                total += int(fields['usage_usec']) / 1e6
+        except (OSError, KeyError, ValueError):
+            return None
+    return total
+
+
 def playbook(name, path, forks, extra_env=None, extra_args=()):
     """Runs one playbook with the timing callback; returns the callback's document."""
     os.makedirs(RUNS_DIR, exist_ok=True)
@@ -194,10 +222,17 @@ def playbook(name, path, forks, extra_env=None, extra_args=()):
     if os.path.exists(out):
         os.unlink(out)
     env = ansible_env(forks, dict(extra_env or {}, BENCH_JSON_OUT=out))
+    before, nodes_before = resource.getrusage(resource.RUSAGE_CHILDREN), node_cpu_seconds()
     seconds, _rc = run_logged(name, ['ansible-playbook', '-i', INVENTORY_DIR, path] + list(extra_args), env=env)
+    after, nodes_after = resource.getrusage(resource.RUSAGE_CHILDREN), node_cpu_seconds()
     with open(out) as handle:
         document = json.load(handle)
     document['process_seconds'] = round(seconds, 3)
+    # ansible-playbook and its ssh processes; the modules run in the nodes, outside this count.
+    document['controller_cpu_seconds'] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)
+    # Everything the nodes ran meanwhile: modules, installers, systemd, containerd...
+    document['nodes_cpu_seconds'] = (round(nodes_after - nodes_before, 3)
+                                     if nodes_before is not None and nodes_after is not None else None)
     return document
 
 
@@ -214,6 +249,8 @@ def summarize(document, top=15):
     installer_tasks = [t for t in document['tasks'] if t['action'] in ('npu.ascend.ascend_runfile', 'ascend_runfile')]
     return {
         'wall_seconds': document['process_seconds'],
+        'controller_cpu_seconds': document['controller_cpu_seconds'],
+        'nodes_cpu_seconds': document['nodes_cpu_seconds'],
         'callback_wall_seconds': document['wall_seconds'],
         'changed_tasks': document['changed_tasks'],
         'changed_by_host': dict((h, s.get('changed', 0)) for h, s in document['hosts'].items()),
@@ -234,6 +271,9 @@ def summarize(document, top=15):
 
 def combine(*summaries):
     total = {'wall_seconds': round(sum(s['wall_seconds'] for s in summaries), 3),
+             'controller_cpu_seconds': round(sum(s['controller_cpu_seconds'] for s in summaries), 3),
+             'nodes_cpu_seconds': (round(sum(s['nodes_cpu_seconds'] for s in summaries), 3)
+                                   if all(s['nodes_cpu_seconds'] is not None for s in summaries) else None),
              'changed_tasks': sum(s['changed_tasks'] for s in summaries),
              'copied_bytes': sum(s['copied_bytes'] for s in summaries),
              'tasks_run': sum(s['tasks_run'] for s in summaries)}
@@ -471,18 +511,20 @@ def report(results):
     rows = []
     naive = results.get('naive')
     if naive:
-        rows.append(('naive baseline (node after node)', naive['wall_seconds']))
-        rows.append(('  sum of installers, all nodes', naive['installer_seconds_total']))
-        rows.append(('  installers of the longest node', naive['installer_seconds_longest_node']))
+        rows.append(('naive baseline (node after node)', naive, 'wall_seconds'))
+        rows.append(('  sum of installers, all nodes', naive, 'installer_seconds_total'))
+        rows.append(('  installers of the longest node', naive, 'installer_seconds_longest_node'))
     if results.get('single_node'):
         rows.append(('first run on %s alone: site.yml' % results['single_node']['host'],
-                     results['single_node']['site']['wall_seconds']))
+                     results['single_node']['site'], 'wall_seconds'))
     for phase in ('first', 'converged'):
-        rows.append(('%s run: site.yml' % phase, results[phase]['site']['wall_seconds']))
-        rows.append(('%s run: kubernetes.yml' % phase, results[phase]['kubernetes']['wall_seconds']))
-    rows.append(('no-op floor (noop.yml)', results['noop']['wall_seconds']))
-    for name, seconds in rows:
-        print('%-40s %8.1f s' % (name, seconds))
+        rows.append(('%s run: site.yml' % phase, results[phase]['site'], 'wall_seconds'))
+        rows.append(('%s run: kubernetes.yml' % phase, results[phase]['kubernetes'], 'wall_seconds'))
+    rows.append(('no-op floor (noop.yml)', results['noop'], 'wall_seconds'))
+    print('%-40s %10s %16s %10s' % ('', 'wall', 'controller CPU', 'nodes CPU'))
+    for name, entry, key in rows:
+        cpu = [entry.get(k) if key == 'wall_seconds' else None for k in ('controller_cpu_seconds', 'nodes_cpu_seconds')]
+        print('%-40s %8.1f s %14s %10s' % (name, entry[key], *('' if c is None else '%.1f s' % c for c in cpu)))
     for phase in ('first', 'converged'):
         total = results[phase]['total']
         print('%s run: %d tasks run, %d changed, %d bytes of packages copied'
