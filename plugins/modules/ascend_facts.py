@@ -141,6 +141,10 @@ ansible_facts:
           description: The installs that asked for the pending reboot (component, version, recorded_at).
           type: list
           elements: dict
+        reboot_marker:
+          description: The file M(npu.ascend.ascend_runfile) records a reboot an installer asked for in.
+          type: str
+          sample: /var/lib/npu_ascend/reboot-required.json
         install_path:
           description: The install path the facts were read from.
           type: str
@@ -267,6 +271,7 @@ def gather(module, install_path):
         'npu_smi_path': find_npu_smi(module),
         'reboot_pending': pending,
         'reboot_reasons': reasons,
+        'reboot_marker': runfile.REBOOT_MARKER_PATH,
     }
     facts.update(_family_facts(devices))
     return facts

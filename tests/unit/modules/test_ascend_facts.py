@@ -59,6 +59,7 @@ def test_reboot_pending_follows_the_marker(node, run_module):
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['reboot_pending'] is True
     assert facts['reboot_reasons'][0]['component'] == 'driver'
+    assert facts['reboot_marker'] == runfile.REBOOT_MARKER_PATH
     marker['pid1_start_time'] = 'an earlier boot'
     with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
         json.dump(marker, handle)
