@@ -845,12 +845,12 @@ class Fleet:
 
     def build_packages_locked(self, out_dir):
         if not PACKAGE_BUILDER.exists():
-            raise SandboxError("%s does not exist yet (engineer D's fake package builder); nothing to "
+            raise SandboxError("%s is missing (the fake package builder); nothing to "
                                "build" % PACKAGE_BUILDER)
         plan = self.package_plan()
         if not plan:
-            raise SandboxError("no sandbox_package_versions in the inventory; set it in "
-                               "inventories/sandbox/group_vars/sandbox_nodes.yml")
+            raise SandboxError("no sandbox_package_versions in the inventory; set it as in "
+                               "inventories/sandbox/group_vars/sandbox_nodes/packages.yml")
         out_dir = Path(out_dir)
         stamps = out_dir / ".built"
         stamps.mkdir(parents=True, exist_ok=True)

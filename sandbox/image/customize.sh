@@ -18,7 +18,7 @@ systemctl mask getty@tty1.service console-getty.service systemd-firstboot.servic
     systemd-networkd-wait-online.service e2scrub_reap.service
 
 # sshd is not listening on a port: each Ansible connection starts `sshd -i` through `podman exec`
-# (see inventories/sandbox/group_vars/sandbox_nodes/connection.yml), which needs /run/sshd
+# (see sandbox/inventory/sandbox_nodes.yml), which needs /run/sshd
 # (tmpfiles.d/sandbox-sshd.conf) and the key fleet.py mounts as root's authorized_keys.
 systemctl disable ssh.service
 install -d -m 0700 /root/.ssh
