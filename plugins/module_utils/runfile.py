@@ -58,13 +58,13 @@ KILLED_RC = (137, -9)
 # The only first-release layout change: CANN >= 8.5.0 installs under <ip>/cann-<ver>.
 CANN_LAYOUT_CHANGE = '8.5.0'
 
+ACTIONS = ('install', 'upgrade', 'none', 'uninstall', 'refuse')
+
 
 def operator_kernels_component(cann_version):
     """The package carrying a CANN release's operator kernels: ``ops`` from CANN_LAYOUT_CHANGE on,
     ``kernels`` before it. ValueError names a text that is not a version."""
     return 'ops' if compare_versions(str(cann_version), CANN_LAYOUT_CHANGE) >= 0 else 'kernels'
-
-ACTIONS = ('install', 'upgrade', 'none', 'uninstall', 'refuse')
 
 
 # --------------------------------------------------------------------------------------
