@@ -560,15 +560,24 @@ def main(argv=None):
         parser.error('--nodes must be at least 1 and --install-seconds not negative')
     try:
         if args.levers_only:
+            # The study replaces the levers of the results file the --keep run wrote, if any.
             forks = args.forks or max(args.nodes, 10)
-            results = {'settings': {'forks': forks, 'inventory': INVENTORY_DIR},
-                       'load_average': {'start': load_average()}}
-            results['levers'] = lever_study(forks)
-            results['load_average']['end'] = load_average()
+            levers_measured = {'load_average_start': load_average(), 'levers': lever_study(forks)}
+            levers_measured['load_average_end'] = load_average()
+            results = {}
+            if os.path.exists(args.results):
+                with open(args.results) as handle:
+                    results = json.load(handle)
+            results['levers'] = levers_measured['levers']
+            results['levers_load_average'] = [levers_measured['load_average_start'],
+                                              levers_measured['load_average_end']]
             with open(args.results, 'w') as handle:
                 json.dump(results, handle, indent=1, sort_keys=True)
+                handle.write('\n')
             for lever in results['levers']:
                 log('lever %s: %s' % (lever['lever'], lever.get('wall_seconds', lever.get('failed'))))
+            if 'settings' in results:
+                render_chart(args.results, args.chart)
             return 0
         results = benchmark(args)
     except (BenchError, fleet.SandboxError) as error:
