@@ -521,6 +521,25 @@ def log_file_from_output(output):
     return found[-1] if found else None
 
 
+def installer_failure_message(result, host, part, task_name=None):
+    """The message a role stops with when one of its installer tasks failed.
+
+    ``result`` is the failed task's result. ascend_runfile's own failures name the component, the
+    cause and the fix, and are passed on as they are; any other result means that no answer came
+    back from the node (it went down, rebooted or the connection broke under the installer).
+    ``part`` names what was being installed (``CANN``, ``firmware and driver``); ``task_name``
+    is added unless the result is the roles' own check that every installer answered.
+    """
+    result = result or {}
+    if 'component' in result:
+        return result.get('msg') or ''
+    where = '' if 'assertion' in result or not task_name else ' (%s)' % task_name
+    return ('%s: %s: no result came back from the node%s: %s. The node went down, rebooted or the '
+            'connection broke while the installer ran. Fix: bring the node back up and make sure it is '
+            'reachable, then run again: a half-finished install is found by the installer (or reported by '
+            'preflight as a leftover) and repaired.' % (host, part, where, (result.get('msg') or '').strip()))
+
+
 def interpret_result(component, action, rc, output):
     """Judge one installer run.
 

@@ -366,3 +366,22 @@ def test_operator_kernels_component_follows_the_layout_change(cann, component):
 def test_operator_kernels_component_refuses_a_text_that_is_no_version():
     with pytest.raises(ValueError):
         runfile.operator_kernels_component('latest')
+
+
+def test_installer_failure_passes_on_the_modules_own_message():
+    result = {'failed': True, 'component': 'toolkit', 'msg': 'node-1: CANN toolkit: the installer failed. Fix: ...'}
+    assert runfile.installer_failure_message(result, 'node-1', 'CANN', 'Install the toolkit') == result['msg']
+
+
+def test_installer_failure_without_an_answer_names_host_part_task_cause_and_fix():
+    result = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh: Connection closed\n'}
+    message = runfile.installer_failure_message(result, 'node-1', 'CANN', 'Install or upgrade the CANN toolkit')
+    assert message.startswith('node-1: CANN: no result came back from the node (Install or upgrade the CANN toolkit): '
+                              'Failed to connect to the host via ssh: Connection closed. The node went down')
+    assert 'Fix: bring the node back up' in message
+
+
+def test_installer_failure_of_the_roles_own_answer_check_leaves_out_the_task():
+    result = {'failed': True, 'assertion': '__cann_lost | length == 0', 'msg': 'the toolkit installer: Shared connection closed'}
+    message = runfile.installer_failure_message(result, 'node-1', 'CANN', 'Check that the node answered every installer')
+    assert message.startswith('node-1: CANN: no result came back from the node: the toolkit installer: Shared connection closed.')
