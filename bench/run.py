@@ -66,7 +66,8 @@ MODELS = (
 
 TARGETS = {
     'converged_over_noop': 2.0,
-    'first_over_longest_node_installers': 1.3,
+    # "Within 1.3x of one node's work": one node's installers, and one node's whole first run.
+    'first_over_one_node': 1.3,
     'speedup_over_naive_per_node': 0.7,
 }
 
@@ -383,10 +384,9 @@ def evaluate(results):
         ratios['speedup_over_naive'] = ratio(naive['wall_seconds'], first_site)
         targets.append({
             'target': 'first site.yml run <= %.1fx the longest node\'s installer time (forks %d >= N %d)'
-                      % (TARGETS['first_over_longest_node_installers'], forks, nodes),
+                      % (TARGETS['first_over_one_node'], forks, nodes),
             'value': '%sx (%.0f s / %.0f s)' % (ratios['first_site_over_longest_node_installers'], first_site, longest),
-            'met': forks >= nodes and ratios['first_site_over_longest_node_installers'] <= TARGETS[
-                'first_over_longest_node_installers'],
+            'met': forks >= nodes and ratios['first_site_over_longest_node_installers'] <= TARGETS['first_over_one_node'],
         })
         wanted = TARGETS['speedup_over_naive_per_node'] * nodes
         targets.append({
@@ -400,11 +400,10 @@ def evaluate(results):
         ratios['first_site_over_single_node_site'] = ratio(first_site, single['site']['wall_seconds'])
         targets.append({
             'target': 'first site.yml run on %d nodes <= %.1fx the same run on one node (forks %d >= N %d)'
-                      % (nodes, TARGETS['first_over_longest_node_installers'], forks, nodes),
+                      % (nodes, TARGETS['first_over_one_node'], forks, nodes),
             'value': '%sx (%.0f s / %.0f s)' % (ratios['first_site_over_single_node_site'], first_site,
                                                 single['site']['wall_seconds']),
-            'met': forks >= nodes and ratios['first_site_over_single_node_site'] <= TARGETS[
-                'first_over_longest_node_installers'],
+            'met': forks >= nodes and ratios['first_site_over_single_node_site'] <= TARGETS['first_over_one_node'],
         })
     results['ratios'] = ratios
     results['targets'] = targets
@@ -562,15 +561,13 @@ def main(argv=None):
         if args.levers_only:
             # The study replaces the levers of the results file the --keep run wrote, if any.
             forks = args.forks or max(args.nodes, 10)
-            levers_measured = {'load_average_start': load_average(), 'levers': lever_study(forks)}
-            levers_measured['load_average_end'] = load_average()
             results = {}
             if os.path.exists(args.results):
                 with open(args.results) as handle:
                     results = json.load(handle)
-            results['levers'] = levers_measured['levers']
-            results['levers_load_average'] = [levers_measured['load_average_start'],
-                                              levers_measured['load_average_end']]
+            started_load = load_average()
+            results['levers'] = lever_study(forks)
+            results['levers_load_average'] = [started_load, load_average()]
             with open(args.results, 'w') as handle:
                 json.dump(results, handle, indent=1, sort_keys=True)
                 handle.write('\n')
