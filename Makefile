@@ -6,6 +6,7 @@
 #   make demo-down   stop the control plane and remove the simulated fleet
 #   make test        deps venv lint sanity unit k8s-test sandbox-test molecule, stopping at the first failure
 #   make build       the collection tarball in .cache/dist/
+#   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       N sandbox nodes from bare to validated, again converged, against its floors and a
 #                    naive script: bench/results.json and .png (BENCH_NODES, BENCH_INSTALL_SECONDS, BENCH_LEVERS=1)
 #   make faults      the fault matrix (docs/faults.md): 21 injected faults, each must fail with a clear
@@ -52,7 +53,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link lint sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
+.PHONY: help deps venv collection-link lint ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -95,9 +96,25 @@ collection-link:
 	@mkdir -p $(dir $(COLLECTION_LINK))
 	@[ "$$(readlink $(COLLECTION_LINK) 2>/dev/null)" = "../../../.." ] || ln -sfn ../../../.. $(COLLECTION_LINK)
 
+# antsibull-docs checks the docs of every plugin and role the way the Ansible docsite renders
+# them (schema, markup, references to this collection's plugins and roles, rstcheck); references to
+# other collections are not resolved because loading every installed collection's docs takes
+# minutes. Then the execution environment's build context from the tarball `make build` writes.
 lint: venv
 	ansible-lint
 	antsibull-changelog lint
+	antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs self --check-extra-docs-refs .
+	$(MAKE) ee-context
+
+# The build context of the execution environment (execution-environment.yml, docs/awx.md) in
+# .cache/ee; `ansible-builder build` on the same file makes the image where its base image and
+# Ansible Galaxy are reachable.
+EE_CONTEXT := .cache/ee
+ee-context: build
+	rm -rf $(EE_CONTEXT)
+	ansible-builder create --file execution-environment.yml --context $(EE_CONTEXT) --output-filename Containerfile
+	@test -f $(EE_CONTEXT)/_build/collections/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz \
+	  || { echo "ee-context: the tarball of galaxy.yml's version is not in $(EE_CONTEXT); update execution-environment.yml"; exit 1; }
 
 # ansible-test only accepts a collection at .../ansible_collections/<namespace>/<name>, so it
 # runs on a copy of the files git knows about (tracked, or new and not ignored). The copy gets a
@@ -158,9 +175,12 @@ test:
 	done; \
 	printf '\n======== stage timings ========\n%b' "$$timings"
 
+# The tarball holds the collection only (galaxy.yml's build_ignore; tests/unit/tools/test_build.py).
 build: venv
 	mkdir -p $(DIST_DIR)
 	ansible-galaxy collection build --force --output-path $(DIST_DIR) .
+	@tarball=$(DIST_DIR)/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz; \
+	  echo "build: $$tarball, $$(tar -tzf "$$tarball" | wc -l) entries, $$(du -k "$$tarball" | cut -f1) KiB"
 
 demo: deps venv
 	$(FLEET) image

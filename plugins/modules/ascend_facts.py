@@ -36,6 +36,10 @@ notes:
 seealso:
   - module: npu.ascend.npu_smi_info
   - module: npu.ascend.ascend_runfile
+extends_documentation_fragment:
+  - npu.ascend.attributes
+  - npu.ascend.attributes.read_only
+  - npu.ascend.attributes.facts
 '''
 
 EXAMPLES = r'''

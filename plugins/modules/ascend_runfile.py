@@ -97,6 +97,23 @@ notes:
   - Must run as root (C(become=true)).
 seealso:
   - module: npu.ascend.ascend_facts
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: partial
+    details:
+      - Reports the same C(changed) and the installer commands a real run would run, and runs none of them.
+      - The installer's own archive check (C(--check)) does not run, and when O(src) is not on the node yet its
+        checksum cannot be verified either; a missing prerequisite is a warning instead of an error.
+  diff_mode:
+    support: full
+    details:
+      - The installed version before and after.
+  idempotent:
+    support: full
+    details:
+      - A component already at the package's version is kept; nothing runs.
 '''
 
 EXAMPLES = r'''

@@ -53,6 +53,17 @@ notes:
   - Supports check mode and diff mode. The module never restarts containerd.
 seealso:
   - module: npu.ascend.containerd_runtime
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details:
+      - The config file's text before and after.
+  idempotent:
+    support: full
 '''
 
 EXAMPLES = r'''

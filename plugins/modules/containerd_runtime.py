@@ -110,6 +110,20 @@ seealso:
   - module: npu.ascend.containerd_import
   - module: npu.ascend.docker_runtime
   - module: npu.ascend.ascend_runfile
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+    details:
+      - A missing config is still generated with C(containerd config default), which only prints, so that the
+        plan and the diff show the file a real run would write.
+  diff_mode:
+    support: full
+    details:
+      - The config file's text before and after.
+  idempotent:
+    support: full
 '''
 
 EXAMPLES = r'''

@@ -74,6 +74,17 @@ notes:
 seealso:
   - module: npu.ascend.containerd_runtime
   - module: npu.ascend.ascend_runfile
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details:
+      - The text of C(daemon.json) before and after.
+  idempotent:
+    support: full
 '''
 
 EXAMPLES = r'''

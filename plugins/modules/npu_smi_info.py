@@ -40,6 +40,9 @@ notes:
   - Supports check mode.
 seealso:
   - module: npu.ascend.ascend_facts
+extends_documentation_fragment:
+  - npu.ascend.attributes
+  - npu.ascend.attributes.read_only
 '''
 
 EXAMPLES = r'''
