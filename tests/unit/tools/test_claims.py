@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+"""The ansible-core the collection claims is the one the tests run: meta/runtime.yml, every role's
+meta/main.yml and README.md name the release requirements.txt pins for `make test`."""
+
+import os
+import re
+
+import yaml
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _read(*path):
+    with open(os.path.join(REPO_ROOT, *path), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _tested_release():
+    pin = re.search(r'^ansible-core==(\d+)\.(\d+)\.', _read('requirements.txt'), re.MULTILINE)
+    assert pin, 'requirements.txt pins no ansible-core'
+    return '%s.%s' % pin.groups()
+
+
+def test_requires_ansible_is_the_tested_release():
+    runtime = yaml.safe_load(_read('meta', 'runtime.yml'))
+    assert runtime['requires_ansible'] == '>=%s.0' % _tested_release()
+
+
+def test_every_role_claims_the_tested_release():
+    wrong = {}
+    for role in sorted(os.listdir(os.path.join(REPO_ROOT, 'roles'))):
+        meta = yaml.safe_load(_read('roles', role, 'meta', 'main.yml'))
+        if str(meta['galaxy_info']['min_ansible_version']) != _tested_release():
+            wrong[role] = meta['galaxy_info']['min_ansible_version']
+    assert wrong == {}
+
+
+def test_the_readme_claims_the_tested_release_and_no_older_one():
+    requirements = _read('README.md').split('## Requirements', 1)[1].split('\n## ', 1)[0]
+    claimed = set(re.findall(r'ansible-core (\d+\.\d+)', requirements))
+    assert claimed == {_tested_release()}, claimed
+
+
+def test_the_execution_environment_installs_the_tested_release():
+    definition = yaml.safe_load(_read('execution-environment.yml'))
+    major, minor = _tested_release().split('.')
+    assert definition['dependencies']['ansible_core']['package_pip'] == \
+        'ansible-core>=%s.%s,<%s.%d' % (major, minor, major, int(minor) + 1)
