@@ -34,6 +34,8 @@ CURATED_EXAMPLES = {
 }
 
 _FOR_EXAMPLE = re.compile(r'for example\s+[CV]\(([^)]+)\)')
+# Ansible's documentation markup (C(code), V(value), O(option), M(module), ...), for plain messages.
+_MARKUP = re.compile(r'\b[A-Z]\(([^()]*)\)')
 
 
 class RoleSpecError(ValueError):
@@ -133,7 +135,7 @@ def required_variables(role, roles_dir=None):
             'role': '%s.%s' % (COLLECTION, name),
             'entry_point': entry_point,
             'variable': variable,
-            'description': ' '.join(_description_text(spec.get('description')).split()),
+            'description': _MARKUP.sub(r'\1', ' '.join(_description_text(spec.get('description')).split())),
             'example': _example(variable, spec, defaults_text),
         })
     return result

@@ -141,3 +141,8 @@ def test_a_variable_two_roles_require_is_listed_once_under_the_first(tmp_path):
     _role(tmp_path, 'second', spec)
     missing = rr.missing_variables({'h': []}, ['second', 'first'], roles_dir=str(tmp_path))
     assert [(item['role'], item['variable']) for item in missing] == [('npu.ascend.second', 'shared')]
+
+
+def test_descriptions_lose_the_documentation_markup():
+    item = rr.required_variables('npu.ascend.container_runtime')[0]
+    assert item['description'] == 'Ascend Docker Runtime version as in the package name (for example 7.3.0).'
