@@ -146,3 +146,25 @@ def test_a_variable_two_roles_require_is_listed_once_under_the_first(tmp_path):
 def test_descriptions_lose_the_documentation_markup():
     item = rr.required_variables('npu.ascend.container_runtime')[0]
     assert item['description'] == 'Ascend Docker Runtime version as in the package name (for example 7.3.0).'
+
+
+def test_an_installed_copy_reads_its_own_roles(tmp_path):
+    # As ansible-galaxy installs it: <path>/ansible_collections/npu/ascend/{plugins,roles}.
+    import importlib.util
+    import shutil
+    installed = tmp_path / 'ansible_collections' / 'npu' / 'ascend'
+    (installed / 'plugins' / 'plugin_utils').mkdir(parents=True)
+    shutil.copy(rr.__file__, str(installed / 'plugins' / 'plugin_utils' / 'role_requirements.py'))
+    _role(installed / 'roles', 'container_runtime', '''
+        argument_specs:
+          main:
+            options:
+              installed_only: {type: str, required: true, description: "for example C(42)"}
+        ''')
+    spec = importlib.util.spec_from_file_location('installed_role_requirements',
+                                                  str(installed / 'plugins' / 'plugin_utils' / 'role_requirements.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.ROLES_DIR == str(installed / 'roles')
+    assert [(item['variable'], item['example']) for item in module.required_variables('npu.ascend.container_runtime')] \
+        == [('installed_only', '42')]
