@@ -628,6 +628,13 @@ def _stack_text(versions):
     return ', '.join(parts)
 
 
+def _chips_text(entry):
+    health = entry['health']
+    if entry['npu_smi_available'] or health['chips']:
+        return '%s/%s OK' % (health['healthy'], health['chips'])
+    return '-'
+
+
 def _node_view(entry):
     health = entry['health']
     kubernetes = entry['kubernetes']
@@ -638,8 +645,7 @@ def _node_view(entry):
         'status_word': STATUS_WORDS[entry['status']],
         'model': entry['hardware'].get('product') or entry['hardware'].get('chip_family') or 'unknown hardware',
         'hardware': _hardware_text(entry['hardware']),
-        'chips': ('%s/%s OK' % (health['healthy'], health['chips'])) if entry['npu_smi_available'] or health['chips']
-                 else '-',
+        'chips': _chips_text(entry),
         'firmware': _or_none(entry['versions'].get('firmware'), '-'),
         'driver': _or_none(entry['versions'].get('driver'), '-'),
         'cann': _or_none(entry['versions'].get('toolkit'), '-'),

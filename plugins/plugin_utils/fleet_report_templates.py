@@ -60,5 +60,5 @@ def render(report, fmt, title='NPU fleet report', template_dir=None, builtin_dir
     except TemplateError as error:
         where = getattr(error, 'filename', None) or name
         line = getattr(error, 'lineno', None)
-        raise ReportTemplateError('template %s%s: %s: %s' % (where, (' line %s' % line) if line else '',
-                                                            type(error).__name__, error))
+        raise ReportTemplateError('template %s%s: %s: %s'
+                                  % (where, (' line %s' % line) if line else '', type(error).__name__, error))

@@ -75,8 +75,8 @@ _REPORT = st.one_of(st.none(), st.builds(
 @given(st.dictionaries(_HOST, _REPORT, max_size=12))
 def test_every_host_is_counted_once_and_every_failing_host_is_named(reports):
     lines = fleet_summary(reports, limit=0)
-    ready, not_ready = (int(number) for number in re.match(r'Preflight of \d+ nodes?: (\d+) ready, (\d+) not ready',
-                                                            lines[0]).groups())
+    counts = re.match(r'Preflight of \d+ nodes?: (\d+) ready, (\d+) not ready', lines[0]).groups()
+    ready, not_ready = (int(number) for number in counts)
     unchecked = [host for host, report in reports.items() if report is None]
     assert ready + not_ready + len(unchecked) == len(reports)
     failing = [host for host, report in reports.items() if report and report['failed']]
