@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as report_lib
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
 
 _NODE_KEYS = ('host', 'gathered', 'k8s', 'stack', 'published', 'outcome')
 
@@ -38,12 +39,18 @@ def fleet_report(nodes, previous=None, run=None, generated_at=None, domain='npu.
         raise AnsibleFilterError('fleet_report: %s' % error)
 
 
-def fleet_report_render(report, fmt='json'):
-    """The report as JSON, JUnit XML, Markdown or HTML text."""
+def fleet_report_render(report, fmt='json', template_dir=None):
+    """The report as JSON, JUnit XML, or Markdown or HTML from their templates (the operator's first)."""
     if not isinstance(report, dict) or report.get('format') != report_lib.FORMAT:
         raise AnsibleFilterError('fleet_report_render expects a report made by npu.ascend.fleet_report')
     try:
+        if fmt in fleet_report_templates.TEMPLATES:
+            return fleet_report_templates.render(report, fmt, template_dir=template_dir or None)
         return report_lib.render(report, fmt)
+    except fleet_report_templates.ReportTemplateError as error:
+        raise AnsibleFilterError('fleet_report_render: %s. Fix: correct the template in fleet_report_template_dir '
+                                 '(%s), or leave fleet_report_template_dir empty for the built-in templates'
+                                 % (error, template_dir or 'not set'))
     except ValueError as error:
         raise AnsibleFilterError('fleet_report_render: %s' % error)
 

@@ -11,7 +11,8 @@ wanted``, ``validated``, ``schedulable``, plus ``run``, ``preflight`` and ``doct
 there is something to say). ``changes`` lists, per node, what differs from the previous report.
 
 The renderers write that document as JUnit XML (one testsuite for the run, one testcase per
-node and check), Markdown and HTML, escaping everything that came from a node or a cluster.
+node and check); ``report_view`` orders and groups it for the Markdown and HTML templates
+(failing nodes first, then by server model and stack), and ``markdown_text`` escapes for them.
 
 Pure functions, no I/O, nothing from Ansible.
 """
@@ -20,7 +21,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import html
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -593,7 +593,7 @@ def render_junit(report, suite_name='npu.ascend fleet report'):
 _MARKDOWN_SPECIAL = re.compile(r'([\\`*_{}\[\]<|#])')
 
 
-def _md(value):
+def markdown_text(value):
     """Text safe in a Markdown table cell: no line breaks, Markdown and HTML characters escaped.
 
     ``<`` and ``&`` are escaped so that nothing read from a node can become an HTML tag or entity;
@@ -604,128 +604,116 @@ def _md(value):
     return _MARKDOWN_SPECIAL.sub(r'\\\1', text)
 
 
-_STATUS_WORDS = {PASSED: 'PASS', FAILED: 'FAIL', SKIPPED: 'SKIP', ERROR: 'ERROR'}
-
-
-def _cann(entry):
-    return entry['versions'].get('toolkit')
+STATUS_WORDS = {PASSED: 'PASS', FAILED: 'FAIL', SKIPPED: 'SKIP', ERROR: 'ERROR'}
+# Failing nodes first, the worst first: a node that could not be read, then one that failed a check.
+_STATUS_RANK = {ERROR: 0, FAILED: 1, SKIPPED: 2, PASSED: 3}
 
 
 def _check_status(entry, name):
     for check in entry['checks']:
         if check['name'] == name:
-            return _STATUS_WORDS[check['status']]
-    return ''
+            return check['status']
+    return None
 
 
-def _summary_rows(report):
-    rows = []
-    for host, entry in report['nodes'].items():
-        hardware = entry['hardware']
-        health = entry['health']
-        rows.append([
-            host,
-            _STATUS_WORDS[entry['status']],
-            ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-',
-            ('%s/%s OK' % (health['healthy'], health['chips'])) if entry['npu_smi_available'] or health['chips']
-            else '-',
-            _or_none(entry['versions'].get('firmware'), '-'),
-            _or_none(entry['versions'].get('driver'), '-'),
-            _or_none(_cann(entry), '-'),
-            _or_none(entry['versions'].get('docker_runtime'), '-'),
-            _check_status(entry, CHECK_VALIDATED),
-            _check_status(entry, CHECK_SCHEDULABLE),
-            str(len(entry['changes'])),
-        ])
-    return rows
+def _hardware_text(hardware):
+    return ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-'
 
 
-_SUMMARY_HEADER = ['Node', 'Status', 'Hardware', 'Chips', 'Firmware', 'Driver', 'CANN', 'Docker runtime',
-                   'Validated', 'Schedulable', 'Changes']
+def _stack_text(versions):
+    parts = []
+    for component, title in (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'),
+                             ('docker_runtime', 'Docker runtime')):
+        parts.append('%s %s' % (title, _or_none(versions.get(component), 'none')))
+    return ', '.join(parts)
 
 
-def render_markdown(report, title='NPU fleet report'):
-    """A readable summary in Markdown; every value from a node or a cluster is escaped."""
-    summary = report['summary']
-    lines = ['# %s' % _md(title), '']
-    lines.append('Generated %s%s. %d nodes: %d passed, %d not; %d checks: %d failed, %d errors, %d skipped; '
-                 '%d changes since the previous report%s.' % (
-                     _md(report.get('generated_at') or 'now'),
-                     (' by %s' % _md(report['run']['playbook'])) if (report.get('run') or {}).get('playbook') else '',
-                     summary['nodes'], summary['nodes_passed'], summary['nodes_failed'], summary['checks'],
-                     summary['checks_failed'], summary['checks_error'], summary['checks_skipped'], summary['changes'],
-                     (' (%s)' % _md(report['previous_generated_at'])) if report.get('previous_generated_at') else ''))
-    if (report.get('run') or {}).get('check_mode'):
-        lines.extend(['', 'This was a dry run (check mode): nothing was changed on the nodes.'])
-    for note in report.get('notes') or []:
-        lines.extend(['', '> %s' % _md(note)])
-    if report.get('removed_nodes'):
-        lines.extend(['', 'No longer in the report: %s.' % ', '.join(_md(host) for host in report['removed_nodes'])])
-    lines.extend(['', '| %s |' % ' | '.join(_SUMMARY_HEADER), '|%s' % ('---|' * len(_SUMMARY_HEADER))])
-    for row in _summary_rows(report):
-        lines.append('| %s |' % ' | '.join(_md(cell) for cell in row))
-    for host, entry in report['nodes'].items():
-        lines.extend(['', '## %s' % _md(host), ''])
-        for check in entry['checks']:
-            lines.append('- **%s** %s: %s' % (_STATUS_WORDS[check['status']], _md(check['name']), _md(check['message'])))
-        if entry['kubernetes'] and entry['kubernetes']['found']:
-            kubernetes = entry['kubernetes']
-            lines.append('- Node %s: NPU capacity %s, allocatable %s, taints %s%s' % (
-                _md(kubernetes['node_name']),
-                _md(', '.join('%s=%s' % item for item in sorted(kubernetes['capacity'].items())) or 'none'),
-                _md(', '.join('%s=%s' % item for item in sorted(kubernetes['allocatable'].items())) or 'none'),
-                _md(', '.join(kubernetes['taints']) or 'none'),
-                (', upgrade state %s' % _md(kubernetes['upgrade_state'])) if kubernetes['upgrade_state'] else ''))
-        if entry['changes']:
-            lines.extend(['', 'Changes:', ''])
-            lines.extend('- %s' % _md(change['text']) for change in entry['changes'])
-    return '\n'.join(lines) + '\n'
+def _chips_text(entry):
+    health = entry['health']
+    if entry['npu_smi_available'] or health['chips']:
+        return '%s/%s OK' % (health['healthy'], health['chips'])
+    return '-'
 
 
-def _h(value):
-    return html.escape(_text(value), quote=True)
+def _node_view(entry):
+    health = entry['health']
+    kubernetes = entry['kubernetes']
+    checks = sorted(entry['checks'], key=lambda check: _STATUS_RANK.get(check['status'], 9))
+    return {
+        'host': entry['host'],
+        'status': entry['status'],
+        'status_word': STATUS_WORDS[entry['status']],
+        'model': entry['hardware'].get('product') or entry['hardware'].get('chip_family') or 'unknown hardware',
+        'hardware': _hardware_text(entry['hardware']),
+        'chips': _chips_text(entry),
+        'firmware': _or_none(entry['versions'].get('firmware'), '-'),
+        'driver': _or_none(entry['versions'].get('driver'), '-'),
+        'cann': _or_none(entry['versions'].get('toolkit'), '-'),
+        'docker_runtime': _or_none(entry['versions'].get('docker_runtime'), '-'),
+        'stack': _stack_text(entry['versions']),
+        'validated': STATUS_WORDS.get(_check_status(entry, CHECK_VALIDATED), ''),
+        'validated_status': _check_status(entry, CHECK_VALIDATED) or '',
+        'schedulable': STATUS_WORDS.get(_check_status(entry, CHECK_SCHEDULABLE), ''),
+        'schedulable_status': _check_status(entry, CHECK_SCHEDULABLE) or '',
+        'checks': [dict(check, status_word=STATUS_WORDS[check['status']]) for check in checks],
+        'problems': [dict(check, status_word=STATUS_WORDS[check['status']]) for check in checks
+                     if check['status'] in (FAILED, ERROR)],
+        'kubernetes': kubernetes if kubernetes and kubernetes['found'] else None,
+        'kubernetes_text': ('Node %s: NPU capacity %s, allocatable %s, taints %s%s' % (
+            kubernetes['node_name'],
+            ', '.join('%s=%s' % item for item in sorted(kubernetes['capacity'].items())) or 'none',
+            ', '.join('%s=%s' % item for item in sorted(kubernetes['allocatable'].items())) or 'none',
+            ', '.join(kubernetes['taints']) or 'none',
+            (', upgrade state %s' % kubernetes['upgrade_state']) if kubernetes['upgrade_state'] else ''))
+        if kubernetes and kubernetes['found'] else '',
+        'changes': [change['text'] for change in entry['changes']],
+    }
 
 
-_HTML_STYLE = ('body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}'
-               'td,th{border:1px solid #999;padding:.2em .5em;text-align:left}'
-               '.passed{color:#060}.failed,.error{color:#a00;font-weight:bold}.skipped{color:#666}')
+def report_view(report):
+    """What the Markdown and HTML templates show, worked out once: the report's nodes ordered and grouped.
+
+    ``failing``: the nodes whose status is not passed, errors first, then by host; ``passing``:
+    the others, by host; ``groups``: one per server model and installed stack (firmware, driver,
+    CANN, Docker runtime), by model then stack, each with its hosts and how many of them fail.
+    Values are as in the report, not escaped: the templates escape for their format.
+    """
+    rows = [_node_view(entry) for entry in report['nodes'].values()]
+    failing = sorted((row for row in rows if row['status'] != PASSED),
+                     key=lambda row: (_STATUS_RANK.get(row['status'], 9), row['host']))
+    passing = sorted((row for row in rows if row['status'] == PASSED), key=lambda row: row['host'])
+    groups = {}
+    for row in rows:
+        group = groups.setdefault((row['model'], row['stack']), {'model': row['model'], 'stack': row['stack'],
+                                                                 'hosts': [], 'failing': []})
+        group['hosts'].append(row['host'])
+        if row['status'] != PASSED:
+            group['failing'].append(row['host'])
+    ordered_groups = []
+    for key in sorted(groups):
+        group = groups[key]
+        group['hosts'].sort()
+        group['failing'].sort()
+        group['status'] = PASSED if not group['failing'] else FAILED
+        ordered_groups.append(group)
+    run = report.get('run') or {}
+    return {
+        'generated_at': report.get('generated_at') or 'now',
+        'playbook': run.get('playbook'),
+        'check_mode': bool(run.get('check_mode')),
+        'previous_generated_at': report.get('previous_generated_at'),
+        'notes': list(report.get('notes') or []),
+        'removed_nodes': list(report.get('removed_nodes') or []),
+        'summary': report['summary'],
+        'failing': failing,
+        'passing': passing,
+        'groups': ordered_groups,
+    }
 
 
-def render_html(report, title='NPU fleet report'):
-    """The same summary as a self-contained HTML page; every value is escaped."""
-    summary = report['summary']
-    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
-           '<title>%s</title><style>%s</style></head><body>' % (_h(title), _HTML_STYLE),
-           '<h1>%s</h1>' % _h(title),
-           '<p>Generated %s%s. %d nodes: %d passed, %d not; %d checks: %d failed, %d errors, %d skipped; '
-           '%d changes since the previous report.</p>' % (
-               _h(report.get('generated_at') or 'now'),
-               (' by %s' % _h(report['run']['playbook'])) if (report.get('run') or {}).get('playbook') else '',
-               summary['nodes'], summary['nodes_passed'], summary['nodes_failed'], summary['checks'],
-               summary['checks_failed'], summary['checks_error'], summary['checks_skipped'], summary['changes'])]
-    if (report.get('run') or {}).get('check_mode'):
-        out.append('<p>This was a dry run (check mode): nothing was changed on the nodes.</p>')
-    for note in report.get('notes') or []:
-        out.append('<p><em>%s</em></p>' % _h(note))
-    header = ''.join('<th>%s</th>' % _h(cell) for cell in _SUMMARY_HEADER)
-    out.append('<table><thead><tr>%s</tr></thead><tbody>' % header)
-    for row in _summary_rows(report):
-        out.append('<tr>%s</tr>' % ''.join('<td>%s</td>' % _h(cell) for cell in row))
-    out.append('</tbody></table>')
-    for host, entry in report['nodes'].items():
-        out.append('<h2>%s</h2><ul>' % _h(host))
-        for check in entry['checks']:
-            out.append('<li class="%s"><b>%s</b> %s: %s</li>' % (
-                _h(check['status']), _h(_STATUS_WORDS[check['status']]), _h(check['name']), _h(check['message'])))
-        out.append('</ul>')
-        if entry['changes']:
-            out.append('<p>Changes:</p><ul>%s</ul>' % ''.join('<li>%s</li>' % _h(change['text'])
-                                                              for change in entry['changes']))
-    out.append('</body></html>')
-    return '\n'.join(out) + '\n'
-
-
-RENDERERS = {'json': to_json, 'junit': render_junit, 'markdown': render_markdown, 'html': render_html}
+# Markdown and HTML are rendered on the controller from Jinja2 templates an operator can replace
+# (plugins/plugin_utils/fleet_report_templates.py); JSON and JUnit are data and stay here.
+RENDERERS = {'json': to_json, 'junit': render_junit}
 
 
 def render(report, fmt):

@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as fr
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi, version_files
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates as templates
 
 STACK = {'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231', 'cann': '8.2.RC1', 'kernels': True, 'nnal': True,
          'nnal_version': '', 'docker_runtime': '7.3.0'}
@@ -311,6 +312,18 @@ def test_junit_has_a_testcase_per_node_and_check(node_data):
     assert properties['hosts'] == 'node-a, node-b'
 
 
+def _tables(text):
+    """Each Markdown table of the text as its list of lines."""
+    tables, current = [], []
+    for line in text.splitlines() + ['']:
+        if line.startswith('|'):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
 def test_markdown_names_every_node_and_escapes(node_data):
     gathered, k8s = node_data(name='node-a')
     k8s['node']['spec'] = {'taints': [{'key': 'x', 'value': 'a|b', 'effect': 'NoSchedule'}]}
@@ -320,31 +333,34 @@ def test_markdown_names_every_node_and_escapes(node_data):
     report = fr.build_report([fr.node_entry('node-a', gathered, k8s, STACK, published=published),
                               fr.node_entry('node-b', other_gathered, other_k8s, STACK)],
                              run={'play': 'site', 'check_mode': True}, generated_at='2025-06-01T10:00:00Z')
-    text = fr.render_markdown(report)
-    assert '## node-a' in text and '## node-b' in text
-    assert '| node-a | FAIL |' in text and '| node-b | PASS |' in text
+    text = templates.render(report, 'markdown')
+    # The failing node gets its section; the passing one a row of the compact table.
+    assert '### node-a' in text and '### node-b' not in text
+    assert '| node-a | **FAIL** |' in text and '| node-b | Atlas 800I A2 910b |' in text
     assert not re.search(r'(?<!\\)<', text), 'an unescaped < in the Markdown'
     assert '\\<script>' in text and '&amp;' in text and 'a\\|b' in text
     assert 'second line' in text and '\nsecond line' not in text
     assert 'dry run' in text
-    # Every table row keeps the header's number of cells.
-    rows = [line for line in text.splitlines() if line.startswith('| node-')]
-    header = [line for line in text.splitlines() if line.startswith('| Node')][0]
-    width = header.count(' | ')
-    assert all(row.replace('\\|', '').count(' | ') == width for row in rows)
+    # Every table row keeps its header's number of cells.
+    for table in _tables(text):
+        width = table[0].count(' | ')
+        assert all(row.replace('\\|', '').count(' | ') == width for row in table[2:]), table
 
 
 def test_html_escapes_everything_from_nodes(node_data):
     gathered, k8s = node_data()
     gathered['npu_smi']['chips'][0]['health'] = HOSTILE
     report = fr.build_report([fr.node_entry('<b>host</b>', gathered, k8s, STACK)], generated_at='now')
-    page = fr.render_html(report)
+    page = templates.render(report, 'html')
     assert '<script>' not in page and '<b>host</b>' not in page
-    assert '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp;' in page
-    assert '<h2>&lt;b&gt;host&lt;/b&gt;</h2>' in page
+    assert '&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp;' in page
+    assert '<h3 id="node-1">&lt;b&gt;host&lt;/b&gt;</h3>' in page
     assert page.startswith('<!DOCTYPE html>')
 
 
 def test_render_rejects_unknown_formats(node_data):
     with pytest.raises(ValueError, match='unknown report format'):
         fr.render(_report(node_data), 'pdf')
+    # Markdown and HTML are the templates' (plugin_utils), not module_utils'.
+    with pytest.raises(ValueError, match='unknown report format'):
+        fr.render(_report(node_data), 'markdown')

@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the preflight role: ``npu.ascend.role_required_vars_missing``,
+``npu.ascend.role_required_vars_message`` and ``npu.ascend.preflight_fleet_summary``.
+
+Documentation is in the sidecar files of the same names; the logic is in plugin_utils.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_summary, role_requirements
+
+
+def _names(variables):
+    # hostvars[host] is a mapping whose values are templated when read: take the names only.
+    if isinstance(variables, Mapping):
+        return list(variables.keys())
+    if isinstance(variables, (list, tuple, set)):
+        return list(variables)
+    raise AnsibleFilterError('role_required_vars_missing: the variables of a host must be a mapping or a list of '
+                             'names, got %s' % type(variables).__name__)
+
+
+def role_required_vars_missing(hostvars, hosts, roles):
+    """The required variables of ``roles`` that some of ``hosts`` lack (see role_requirements.missing_variables)."""
+    if not isinstance(hostvars, Mapping):
+        raise AnsibleFilterError('role_required_vars_missing expects hostvars, got %s' % type(hostvars).__name__)
+    if isinstance(hosts, str):
+        hosts = [hosts]
+    defined = {}
+    for host in hosts:
+        try:
+            defined[str(host)] = _names(hostvars[host])
+        except KeyError:
+            raise AnsibleFilterError('role_required_vars_missing: %s is not a host of the inventory' % host)
+    try:
+        return role_requirements.missing_variables(defined, roles)
+    except role_requirements.RoleSpecError as error:
+        raise AnsibleFilterError('role_required_vars_missing: %s. Fix: name roles of the npu.ascend collection '
+                                 '(preflight_required_roles)' % error)
+
+
+def role_required_vars_message(missing, hosts=None):
+    """One message naming each missing variable, its role, the hosts and an example value."""
+    if not isinstance(missing, list):
+        raise AnsibleFilterError('role_required_vars_message expects what role_required_vars_missing returned')
+    return role_requirements.missing_variables_message(missing, every_host=list(hosts) if hosts else None)
+
+
+def preflight_fleet_summary(reports, hosts=None, missing=None, limit=preflight_summary.HOSTS_SHOWN):
+    """The fleet-wide summary's lines, from each host's preflight_report."""
+    if not isinstance(reports, Mapping):
+        raise AnsibleFilterError('preflight_fleet_summary expects a mapping of host to its preflight_report, got %s'
+                                 % type(reports).__name__)
+    try:
+        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing, limit=int(limit))
+    except (TypeError, ValueError, AttributeError) as error:
+        raise AnsibleFilterError('preflight_fleet_summary: %s' % error)
+
+
+class FilterModule(object):
+    """Preflight: required variables and the fleet summary."""
+
+    def filters(self):
+        return {
+            'role_required_vars_missing': role_required_vars_missing,
+            'role_required_vars_message': role_required_vars_message,
+            'preflight_fleet_summary': preflight_fleet_summary,
+        }
