@@ -129,8 +129,8 @@ def test_every_documented_cann_driver_pair_passes(row):
 # Table of the fault rows: the stack, what the gate decides, and words its message must hold.
 @pytest.mark.parametrize('stack, conflicts, unknown, words', [
     # Unknown CANN release: no row at all.
-    ({'cann': '9.9.0', 'driver': '25.0.rc1.1'}, [], [['cann', 'driver']], ['cann 9.9.0 with driver 25.0.rc1.1',
-                                                                             'the matrix has no row for cann 9.9.0']),
+    ({'cann': '9.9.0', 'driver': '25.0.rc1.1'}, [], [['cann', 'driver']],
+     ['cann 9.9.0 with driver 25.0.rc1.1', 'the matrix has no row for cann 9.9.0']),
     # A CANN release documented for other chip families only: the rows that exist are named.
     ({'cann': '7.0.0', 'driver': '23.0.3', 'chip_family': '910'}, [], [['cann', 'driver']],
      ['chip_family 910', 'cann 7.0.0 or 7.0.1 with driver 23.0.3.x on chip families 910b',
