@@ -2,6 +2,7 @@
 """Tests of the compatibility matrix logic (compat.py) and its data (compat_matrix.py)."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
@@ -265,3 +266,36 @@ def test_describe_conflicts_is_one_sentence_per_conflict():
     text = compat.describe_conflicts(report['conflicts'])
     assert 'cann 8.2.RC1, driver 24.1.rc2' in text and 'torch_npu 2.5.1, cann 8.2.RC1' in text
     assert '25.0.rc1.1.x or 25.2.0.x' in text
+
+
+_NUMBER = st.integers(min_value=0, max_value=40)
+# CANN releases from 10 on: no built-in row is keyed on them; any driver from 20 on.
+_UNKNOWN_CANN = st.tuples(st.integers(min_value=10, max_value=99), _NUMBER, _NUMBER).map(
+    lambda parts: '%d.%d.%d' % parts)
+_DRIVER = st.tuples(st.integers(min_value=20, max_value=99), _NUMBER, _NUMBER).map(lambda parts: '%d.%d.%d' % parts)
+_CHIP = st.sampled_from([None, '910b', '310p', '910', '310b'])
+
+
+@settings(max_examples=150, deadline=None)
+@given(cann=_UNKNOWN_CANN, driver=_DRIVER, chip=_CHIP)
+def test_no_unknown_cann_driver_pair_ever_passes_silently(cann, driver, chip):
+    stack = {'cann': cann, 'driver': driver, 'chip_family': chip}
+    report = check(stack)
+    assert not report['ok']
+    assert [entry['pair'] for entry in report['unknown']] == [['cann', 'driver']]
+    assert 'cann %s with driver %s' % (cann, driver) in compat.describe_unknown(report['unknown'])
+    # The opt-in accepts it, and a row naming the pair makes it known.
+    assert compat.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)['ok']
+    known = check(stack, [{'source': 'generated', 'cann': cann, 'driver': driver}])
+    assert known['ok'] and known['unknown'] == []
+
+@settings(max_examples=150, deadline=None)
+@given(row=st.sampled_from(_DOCUMENTED), driver=_DRIVER)
+def test_a_known_cann_with_any_driver_is_never_unknown(row, driver):
+    stack = {'cann': _first_version(row['cann']), 'driver': driver}
+    if row.get('chip_families'):
+        stack['chip_family'] = row['chip_families'][0]
+    report = check(stack)
+    assert report['unknown'] == []
+    # Either documented or a conflict: the gate decides, it does not shrug.
+    assert report['ok'] is (report['conflicts'] == [])
