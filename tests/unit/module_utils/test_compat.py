@@ -289,6 +289,7 @@ def test_no_unknown_cann_driver_pair_ever_passes_silently(cann, driver, chip):
     known = check(stack, [{'source': 'generated', 'cann': cann, 'driver': driver}])
     assert known['ok'] and known['unknown'] == []
 
+
 @settings(max_examples=150, deadline=None)
 @given(row=st.sampled_from(_DOCUMENTED), driver=_DRIVER)
 def test_a_known_cann_with_any_driver_is_never_unknown(row, driver):
