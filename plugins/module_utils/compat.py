@@ -32,7 +32,29 @@ Row semantics:
   skips product rows: they are too specific to apply blindly).
 * Sources disagree, so rows are a union: for one key component and one required
   component, the stack conflicts only when rows apply and *none* of them is satisfied.
-  A pair no row speaks about is unknown, not a conflict (reported in ``unchecked``).
+* A pair no row speaks about is *unknown*. The gate fails closed on the pairs the matrix
+  is made of (``ANCHORED_PAIRS``): a stack holding both components of such a pair with no
+  applicable row relating them is refused, unless the caller allows unknown pairs
+  (``allow_unknown``). What "unknown" means follows the shape of the matrix:
+
+  - ``cann``/``driver``: every CANN release the matrix knows has rows keyed on ``cann``
+    requiring a ``driver``, per chip family. A CANN release with no row, or with rows for
+    other chip families or products only, leaves the pair unknown. A known CANN with a
+    driver none of its rows accepts is not unknown but a conflict.
+  - ``torch_npu``/``mindspore``/``mindcluster`` with ``cann``: the framework rows are
+    keyed on the framework and require a CANN; a framework version no row is keyed on
+    leaves the pair unknown.
+  - ``firmware`` is never the key of a row: it appears only as the minimum a CANN row
+    puts on the firmware shipped with its HDK, and between driver and firmware the
+    authority is the driver's ``compatible_version_fw`` (checked below), which can be read
+    only once that driver is on the node. A firmware nothing speaks about is therefore
+    reported in ``unchecked`` but not refused: refusing it would refuse every first
+    install of an HDK without CANN. Its pairing is covered as soon as the CANN/driver
+    pair is known (the CANN rows carry the firmware minimum) or the driver is installed.
+  - ``os``, ``chip_family`` and ``product`` rows are floors for specific products; their
+    absence means no constraint is published, not an unknown pair.
+
+  Components no row speaks about are also listed in ``unchecked``.
 * Constraints are written as a string or a list of strings (alternatives, any may
   match). One alternative is a comma-separated list of clauses that must all hold:
   ``8.2.RC1`` (the same version, ``8.2.rc1`` included), ``25.3.x`` (the 25.3 line:
@@ -58,6 +80,8 @@ import re
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import AscendVersion, in_compat_range
 
 VERSION_FIELDS = ('cann', 'driver', 'firmware', 'torch_npu', 'mindspore', 'mindcluster')
+# The pairs a stack must find a row for (first: the component the rows are keyed on).
+ANCHORED_PAIRS = (('cann', 'driver'), ('torch_npu', 'cann'), ('mindspore', 'cann'), ('mindcluster', 'cann'))
 KEY_PRECEDENCE = ('torch_npu', 'mindspore', 'mindcluster', 'os', 'cann', 'driver')
 ROW_FIELDS = VERSION_FIELDS + ('os', 'source', 'chip_families', 'products', 'key', 'note')
 STACK_FIELDS = VERSION_FIELDS + ('os', 'chip_family', 'product', 'compatible_version_fw', 'compatible_version_drv')
@@ -379,11 +403,57 @@ def _check_driver_firmware(stack):
     return conflicts, checked
 
 
-def check_stack(stack, rows, extra_rows=None, replace_rows=False):
+def _describe_row(row, keyed, required):
+    where = []
+    if row.get('chip_families'):
+        where.append('chip families ' + ', '.join(str(family) for family in row['chip_families']))
+    if row.get('products'):
+        where.append('products ' + ', '.join(str(product) for product in row['products']))
+    return '%s %s with %s %s%s (source: %s)' % (
+        keyed, ' or '.join(_alternatives(row[keyed])), required, ' or '.join(_alternatives(row[required])),
+        (' on ' + '; '.join(where)) if where else '', row['source'])
+
+
+def _rows_for(rows, keyed, required, version):
+    """The rows keyed on ``keyed`` at ``version`` that require ``required``, whatever chip or product."""
+    found = []
+    for row in rows:
+        if keyed not in row_key(row) or row.get(required) is None:
+            continue
+        try:
+            if not _matches(keyed, version, row[keyed]):
+                continue
+        except ValueError:
+            continue
+        found.append(_describe_row(row, keyed, required))
+    return _unique(found)
+
+
+def _unknown_pairs(stack, rows, checked):
+    unknown = []
+    for keyed, required in ANCHORED_PAIRS:
+        if keyed not in stack or required not in stack:
+            continue
+        if [keyed, required] in checked or [required, keyed] in checked:
+            continue
+        unknown.append({
+            'pair': [keyed, required],
+            'have': {keyed: stack[keyed], required: stack[required]},
+            'rows': _rows_for(rows, keyed, required, stack[keyed]),
+            'chip_family': stack.get('chip_family'),
+            'product': stack.get('product'),
+        })
+    return unknown
+
+
+def check_stack(stack, rows, extra_rows=None, replace_rows=False, allow_unknown=False):
     """Check ``stack`` against ``rows`` (plus ``extra_rows``) and the driver/firmware ranges.
 
-    Returns ``{'ok', 'conflicts': [{pair, have, fits, source}], 'checked': [pairs],
-    'unchecked': [stack components that no applicable row or range speaks about]}``.
+    Returns ``{'ok', 'conflicts': [{pair, have, fits, source}], 'unknown': [{pair, have,
+    rows, chip_family, product}], 'checked': [pairs], 'unchecked': [stack components that
+    no applicable row or range speaks about]}``. ``ok`` is false when there is a conflict
+    and, unless ``allow_unknown``, when an anchored pair is unknown (see the module
+    docstring); ``unknown`` is returned either way.
     """
     cleaned = _clean_stack(stack)
     chosen = effective_rows(rows, extra_rows, replace_rows)
@@ -394,7 +464,9 @@ def check_stack(stack, rows, extra_rows=None, replace_rows=False):
     present = [field for field in VERSION_FIELDS if field in cleaned]
     covered = set(field for pair in checked for field in pair)
     unchecked = [field for field in present if field not in covered]
-    return {'ok': not conflicts, 'conflicts': conflicts, 'checked': checked, 'unchecked': unchecked}
+    unknown = _unknown_pairs(cleaned, chosen, checked)
+    return {'ok': not conflicts and (allow_unknown or not unknown), 'conflicts': conflicts,
+            'unknown': unknown, 'checked': checked, 'unchecked': unchecked}
 
 
 def describe_conflicts(conflicts):
@@ -404,4 +476,22 @@ def describe_conflicts(conflicts):
         have = ', '.join('%s %s' % (name, conflict['have'].get(name)) for name in conflict['pair'])
         sentences.append('%s do not fit together: %s would fit (source: %s)' % (
             have, ' or '.join(conflict['fits']), conflict['source']))
+    return '; '.join(sentences)
+
+
+def describe_unknown(unknown, extra_rows_option='extra_rows', allow_option='allow_unknown'):
+    """One human sentence per unknown pair, naming the rows that exist and how to proceed."""
+    sentences = []
+    for entry in unknown:
+        keyed, required = entry['pair']
+        have = '%s %s with %s %s' % (keyed, entry['have'][keyed], required, entry['have'][required])
+        where = ', '.join('%s %s' % (name, entry[name]) for name in ('chip_family', 'product') if entry.get(name))
+        if entry['rows']:
+            rows = 'the rows for %s %s are: %s' % (keyed, entry['have'][keyed], '; '.join(entry['rows']))
+        else:
+            rows = 'the matrix has no row for %s %s' % (keyed, entry['have'][keyed])
+        sentences.append(
+            '%s%s is not in the compatibility matrix (%s). Fix: choose a documented pair, add a row for this '
+            'pair to %s (with the source that validates it), or set %s to true to accept unknown pairs' % (
+                have, (' (%s)' % where) if where else '', rows, extra_rows_option, allow_option))
     return '; '.join(sentences)

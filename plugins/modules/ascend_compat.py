@@ -21,6 +21,12 @@ description:
     and C(compatible_version_drv) in their version.info) when they are known.
   - Fails naming the conflicting pair, the versions it has, and the versions that would fit. Changes
     nothing; runs in check mode.
+  - Fails closed on pairs the matrix does not know. A stack with a CANN release and a driver that no
+    applicable row relates (a CANN release without rows, or with rows for other chip families or
+    products only), or a C(torch_npu), C(mindspore) or C(mindcluster) version without a row for its
+    CANN, is refused naming the pair and the rows that exist for that release, unless
+    O(allow_unknown) is set. A firmware no row or declared range speaks about is reported in
+    RV(unchecked) but not refused (see C(plugins/module_utils/compat.py) for why).
 options:
   stack:
     description:
@@ -56,9 +62,15 @@ options:
       - Use only O(extra_rows) and ignore the built-in matrix.
     type: bool
     default: false
+  allow_unknown:
+    description:
+      - Accept pairs no row of the matrix speaks about (they are still returned in RV(unknown)).
+      - Prefer adding a row to O(extra_rows) naming the source that validated the pair.
+    type: bool
+    default: false
   fail_on_conflict:
     description:
-      - Fail when there is a conflict. With V(false) the conflicts are only returned.
+      - Fail when there is a conflict or a refused unknown pair. With V(false) they are only returned.
     type: bool
     default: true
 notes:
@@ -91,7 +103,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 ok:
-  description: True when no conflict was found.
+  description: True when no conflict was found and no unknown pair was refused.
   returned: always
   type: bool
 stack:
@@ -109,6 +121,24 @@ conflicts:
       have: {cann: 8.2.RC1, driver: 24.1.rc2}
       fits: [25.0.rc1.1.x, 25.2.0.x]
       source: "Ascend documentation: CANN and HDK download table (Atlas A2 910B, Atlas 310P)"
+unknown:
+  description:
+    - One entry per pair the matrix has no applicable row for, with the rows that exist for the
+      keyed component's version (whatever their chip family or product).
+    - Refused (RV(ok) false) unless O(allow_unknown).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - pair: [cann, driver]
+      have: {cann: 8.3.RC1, driver: 25.2.0}
+      rows: []
+      chip_family: 910b
+      product: null
+message:
+  description: The sentences describing the conflicts and the refused unknown pairs; empty when RV(ok).
+  returned: always
+  type: str
 checked:
   description: The pairs some row or declared range spoke about.
   returned: always
@@ -220,6 +250,7 @@ def main():
             install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
             extra_rows=dict(type='list', elements='dict', default=[]),
             replace_rows=dict(type='bool', default=False),
+            allow_unknown=dict(type='bool', default=False),
             fail_on_conflict=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
@@ -232,13 +263,18 @@ def main():
     stack = node_stack(desired, params['install_path']) if params['use_installed'] else dict(
         (key, value) for key, value in desired.items() if value not in (None, ''))
     try:
-        report = compat.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'])
+        report = compat.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'],
+                                    params['allow_unknown'])
     except ValueError as error:
         module.fail_json(msg='cannot check the stack: %s' % error, stack=stack)
-    result = dict(changed=False, stack=stack, **report)
+    sentences = []
+    if report['conflicts']:
+        sentences.append('incompatible Ascend stack: %s' % compat.describe_conflicts(report['conflicts']))
+    if report['unknown'] and not params['allow_unknown']:
+        sentences.append('unknown Ascend stack: %s' % compat.describe_unknown(report['unknown']))
+    result = dict(changed=False, stack=stack, message='; '.join(sentences), **report)
     if not report['ok'] and params['fail_on_conflict']:
-        module.fail_json(msg='incompatible Ascend stack: %s' % compat.describe_conflicts(report['conflicts']),
-                         **result)
+        module.fail_json(msg=result['message'], **result)
     module.exit_json(**result)
 
 

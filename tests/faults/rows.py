@@ -37,6 +37,9 @@ FIRMWARE = "7.7.0.1.231"
 CANN = "8.2.RC1"
 RUNTIME = "7.3.0"
 OLDER_DRIVER = "24.1.rc2"
+# No row of the compatibility matrix speaks about CANN 8.3.RC1 with any driver (row P6U).
+UNKNOWN_PAIR_CANN = "8.3.RC1"
+UNKNOWN_PAIR_STACK = {"cann_version": UNKNOWN_PAIR_CANN, "cann_kernels": False, "cann_nnal": False}
 
 DRIVER_910B = "Ascend-hdk-910b-npu-driver_%s_linux-x86-64.run" % DRIVER
 DRIVER_910B_ARM = "Ascend-hdk-910b-npu-driver_%s_linux-aarch64.run" % DRIVER
@@ -59,6 +62,8 @@ PACKAGES = [
     ("kernels", "910b", CANN, "aarch64"),
     ("toolkit", "910b", CANN, "aarch64"),
     ("nnal", "910b", CANN, "aarch64"),
+    # a CANN release the compatibility matrix has no row for, for the unknown-pair row
+    ("toolkit", "910b", UNKNOWN_PAIR_CANN, "x86_64"),
 ]
 
 # Copies of the package directory, each damaged one way (<packages>-<name>).
@@ -155,6 +160,17 @@ PREFLIGHT_ROWS = [
                    "cause": r"driver 24\.1\.rc2 do not fit", "fix": r"fix:\schoose versions that fit"},
         "survive": NOTHING_ASCEND + OPERATOR_DATA,
         "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P6U", "fault": "unknown pair (CANN 8.3.RC1 with driver 25.0.rc1.1: no matrix row)",
+        "run": ("preflight", UNKNOWN_PAIR_STACK),
+        "expect": {"host": HOST_NODE, "component": r"compatibility",
+                   "cause": r"cann 8\.3\.RC1 with driver 25\.0\.rc1\.1 .{0,80}is not in the compatibility matrix; "
+                            r"the matrix has no row for cann 8\.3\.RC1",
+                   "fix": r"fix:\s.{0,200}preflight_compat_extra_rows.{0,120}preflight_compat_allow_unknown"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        # The way forward the message names: the same stack with the explicit opt-in passes.
+        "rerun": ("preflight", dict(UNKNOWN_PAIR_STACK, preflight_compat_allow_unknown=True)), "rerun_changed": 0,
     },
     {
         "id": "P7", "fault": "an NPU gone from the PCI bus (7 of 8 visible)",

@@ -2,6 +2,7 @@
 """Tests of the compatibility matrix logic (compat.py) and its data (compat_matrix.py)."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
@@ -96,10 +97,93 @@ def test_chip_specific_rows():
     assert pairs(check({'cann': '7.0.0', 'driver': '23.0.1', 'chip_family': '910b'})) == [['cann', 'driver']]
 
 
-def test_unknown_pair_is_unchecked_not_a_conflict():
+def test_unknown_pair_is_refused_not_a_conflict():
     report = check({'cann': '8.3.RC1', 'driver': '25.2.0'})
-    assert report['ok']
+    assert not report['ok'] and report['conflicts'] == []
+    assert [entry['pair'] for entry in report['unknown']] == [['cann', 'driver']]
     assert report['unchecked'] == ['cann', 'driver']
+
+
+def _first_version(spec):
+    """A version meeting the first alternative of ``spec`` (the prefix or the lower bound itself)."""
+    alternative = compat._alternatives(spec)[0]
+    clause = alternative.split(',')[0].strip().lstrip('>=')
+    return clause[:-2] if clause.lower().endswith('.x') else clause
+
+
+_DOCUMENTED = [row for row in COMPAT_MATRIX if row.get('cann') is not None and row.get('driver') is not None
+               and compat.row_key(row) == ['cann']]
+
+
+@pytest.mark.parametrize('row', _DOCUMENTED, ids=lambda row: '%s-%s' % (row['cann'], row['driver']))
+def test_every_documented_cann_driver_pair_passes(row):
+    stack = {'cann': _first_version(row['cann']), 'driver': _first_version(row['driver'])}
+    if row.get('chip_families'):
+        stack['chip_family'] = row['chip_families'][0]
+    if row.get('firmware'):
+        stack['firmware'] = _first_version(row['firmware'])
+    report = check(stack)
+    assert report['unknown'] == []
+    assert report['ok'], report['conflicts']
+
+
+# Table of the fault rows: the stack, what the gate decides, and words its message must hold.
+@pytest.mark.parametrize('stack, conflicts, unknown, words', [
+    # Unknown CANN release: no row at all.
+    ({'cann': '9.9.0', 'driver': '25.0.rc1.1'}, [], [['cann', 'driver']],
+     ['cann 9.9.0 with driver 25.0.rc1.1', 'the matrix has no row for cann 9.9.0']),
+    # A CANN release documented for other chip families only: the rows that exist are named.
+    ({'cann': '7.0.0', 'driver': '23.0.3', 'chip_family': '910'}, [], [['cann', 'driver']],
+     ['chip_family 910', 'cann 7.0.0 or 7.0.1 with driver 23.0.3.x on chip families 910b',
+      'with driver 23.0.1.x on chip families 310p']),
+    # An unknown driver for a known CANN is not unknown: the rows speak, and it does not fit.
+    ({'cann': '8.2.RC1', 'driver': '26.0.0', 'chip_family': '910b'}, [['cann', 'driver']], [], []),
+    # Unknown framework versions with a known CANN.
+    ({'torch_npu': '2.99.0', 'cann': '8.2.RC1'}, [], [['torch_npu', 'cann']], ['torch_npu 2.99.0 with cann 8.2.RC1']),
+    ({'mindspore': '9.0.0', 'cann': '8.2.RC1'}, [], [['mindspore', 'cann']], ['the matrix has no row for mindspore 9.0.0']),
+    ({'mindcluster': '1.0.0', 'cann': '8.5.0', 'driver': '25.5.0'}, [], [['mindcluster', 'cann']], ['mindcluster 1.0.0']),
+    # Firmware is never a row's key: with the driver alone it is unchecked, not refused.
+    ({'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231'}, [], [], []),
+    # ... and once the CANN/driver pair is known, the CANN row's firmware minimum applies.
+    ({'cann': '8.2.RC1', 'driver': '25.0.rc1.1', 'firmware': '7.3.0.1.231', 'chip_family': '910b'},
+     [['cann', 'firmware']], [], []),
+    # A CANN without a driver, or a driver without a CANN, makes no pair.
+    ({'cann': '9.9.0'}, [], [], []),
+    ({'driver': '99.0.0'}, [], [], []),
+])
+def test_fail_closed_table(stack, conflicts, unknown, words):
+    report = check(stack)
+    assert pairs(report) == conflicts
+    assert [entry['pair'] for entry in report['unknown']] == unknown
+    assert report['ok'] is (not conflicts and not unknown)
+    message = compat.describe_unknown(report['unknown'], 'my_extra_rows', 'my_allow_unknown')
+    for word in words:
+        assert word in message
+    if unknown:
+        assert 'my_extra_rows' in message and 'my_allow_unknown' in message
+    else:
+        assert message == ''
+    # The opt-in accepts unknown pairs, never conflicts, and still reports them.
+    allowed = compat.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)
+    assert allowed['ok'] is (not conflicts)
+    assert allowed['unknown'] == report['unknown']
+
+
+def test_firmware_without_a_row_is_listed_as_unchecked():
+    report = check({'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231'})
+    assert report['ok'] and report['unchecked'] == ['driver', 'firmware']
+
+
+def test_a_row_in_extra_rows_makes_an_unknown_pair_known():
+    stack = {'cann': '9.9.0', 'driver': '27.0.1'}
+    assert not check(stack)['ok']
+    report = check(stack, [{'source': 'our lab, ticket 42', 'cann': '9.9.0', 'driver': '27.0.x'}])
+    assert report['ok'] and report['unknown'] == []
+    # A row for another chip family does not.
+    report = check(dict(stack, chip_family='310p'),
+                   [{'source': 'our lab', 'cann': '9.9.0', 'driver': '27.0.x', 'chip_families': ['910b']}])
+    assert not report['ok']
+    assert 'on chip families 910b (source: our lab)' in compat.describe_unknown(report['unknown'])
 
 
 def test_torch_npu_needs_its_cann():
@@ -155,7 +239,9 @@ def test_extra_rows_extend_and_replace_rows_replace():
     assert check(stack, [row])['ok']
     # Replacing drops the built-in torch_npu rows, so this is no longer checked.
     report = check({'torch_npu': '2.6.0', 'cann': '8.5.0'}, [row], replace_rows=True)
-    assert report['ok'] and report['checked'] == []
+    assert report['checked'] == [] and report['conflicts'] == []
+    # ... and so the pair is unknown: refused unless accepted.
+    assert not report['ok'] and [entry['pair'] for entry in report['unknown']] == [['torch_npu', 'cann']]
 
 
 @pytest.mark.parametrize('row, words', [
@@ -180,3 +266,37 @@ def test_describe_conflicts_is_one_sentence_per_conflict():
     text = compat.describe_conflicts(report['conflicts'])
     assert 'cann 8.2.RC1, driver 24.1.rc2' in text and 'torch_npu 2.5.1, cann 8.2.RC1' in text
     assert '25.0.rc1.1.x or 25.2.0.x' in text
+
+
+_NUMBER = st.integers(min_value=0, max_value=40)
+# CANN releases from 10 on: no built-in row is keyed on them; any driver from 20 on.
+_UNKNOWN_CANN = st.tuples(st.integers(min_value=10, max_value=99), _NUMBER, _NUMBER).map(
+    lambda parts: '%d.%d.%d' % parts)
+_DRIVER = st.tuples(st.integers(min_value=20, max_value=99), _NUMBER, _NUMBER).map(lambda parts: '%d.%d.%d' % parts)
+_CHIP = st.sampled_from([None, '910b', '310p', '910', '310b'])
+
+
+@settings(max_examples=150, deadline=None)
+@given(cann=_UNKNOWN_CANN, driver=_DRIVER, chip=_CHIP)
+def test_no_unknown_cann_driver_pair_ever_passes_silently(cann, driver, chip):
+    stack = {'cann': cann, 'driver': driver, 'chip_family': chip}
+    report = check(stack)
+    assert not report['ok']
+    assert [entry['pair'] for entry in report['unknown']] == [['cann', 'driver']]
+    assert 'cann %s with driver %s' % (cann, driver) in compat.describe_unknown(report['unknown'])
+    # The opt-in accepts it, and a row naming the pair makes it known.
+    assert compat.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)['ok']
+    known = check(stack, [{'source': 'generated', 'cann': cann, 'driver': driver}])
+    assert known['ok'] and known['unknown'] == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(row=st.sampled_from(_DOCUMENTED), driver=_DRIVER)
+def test_a_known_cann_with_any_driver_is_never_unknown(row, driver):
+    stack = {'cann': _first_version(row['cann']), 'driver': driver}
+    if row.get('chip_families'):
+        stack['chip_family'] = row['chip_families'][0]
+    report = check(stack)
+    assert report['unknown'] == []
+    # Either documented or a conflict: the gate decides, it does not shrug.
+    assert report['ok'] is (report['conflicts'] == [])

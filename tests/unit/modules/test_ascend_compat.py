@@ -25,6 +25,25 @@ def test_report_only_and_extra_rows(run_module):
     assert run_module(ascend_compat, args, check_mode=True, diff=False)['ok'] is True
 
 
+def test_unknown_pair_fails_closed_and_allow_unknown_accepts_it(run_module):
+    args = {'stack': {'cann': '9.9.0', 'driver': '25.0.rc1.1'}, 'use_installed': False}
+    result = run_module(ascend_compat, args, check_mode=True, diff=False)
+    assert result['failed'] and result['changed'] is False and result['ok'] is False
+    assert 'unknown Ascend stack: cann 9.9.0 with driver 25.0.rc1.1' in result['msg']
+    assert 'extra_rows' in result['msg'] and 'allow_unknown' in result['msg']
+    assert result['unknown'][0]['pair'] == ['cann', 'driver']
+    result = run_module(ascend_compat, dict(args, allow_unknown=True), check_mode=True, diff=False)
+    assert 'failed' not in result and result['ok'] is True and result['message'] == ''
+    assert result['unknown'][0]['pair'] == ['cann', 'driver']
+
+
+def test_documented_pair_passes(run_module):
+    args = {'stack': {'cann': '8.2.RC1', 'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231', 'chip_family': '910b'},
+            'use_installed': False}
+    result = run_module(ascend_compat, args, check_mode=True, diff=False)
+    assert 'failed' not in result and result['ok'] is True and result['unknown'] == []
+
+
 def test_installed_ranges_are_used_only_for_the_installed_version(tmp_path, run_module):
     driver = tmp_path / 'driver'
     driver.mkdir()
