@@ -251,7 +251,12 @@ def main():
         result['boards'] = []
         for npu_id in npu_ids(info):
             text = tool.run('info', '-t', 'board', '-i', str(npu_id))
-            result['boards'].append(normalize_board(npu_id, tool.parse(npu_smi.parse_key_values, text, 'board')))
+            board = normalize_board(npu_id, tool.parse(npu_smi.parse_key_values, text, 'board'))
+            problem = version_problem(board['firmware_version']) if board.get('firmware_version') else ''
+            if problem:
+                tool.fail('npu-smi info -t board -i %s printed a firmware version that is not a version: %s. Fix: check '
+                          'that %s is Huawei\'s npu-smi (reinstall the driver if it was replaced)' % (npu_id, problem, binary))
+            result['boards'].append(board)
     if module.params['list']:
         result['list'] = tool.parse(npu_smi.parse_info_list, tool.run('info', '-l'), 'info -l')
     module.exit_json(changed=False, npu_smi=result, commands=tool.commands)

@@ -128,3 +128,18 @@ def test_output_that_is_not_utf8_gives_a_message(tmp_path, run_module):
     binary = make_fake(tmp_path, str(info))
     result = run_module(npu_smi_info, {'binary_path': binary}, check_mode=True, diff=False)
     assert result['failed'] and 'npu-smi' in result['msg']
+
+
+def test_a_board_firmware_version_with_shell_characters_is_refused(tmp_path, run_module):
+    with open(os.path.join(SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')) as handle:
+        text = handle.read()
+    assert '7.1.0.7.220' in text
+    board = tmp_path / 'board.txt'
+    board.write_text(text.replace('7.1.0.7.220', '7.1.0.7.220;reboot', 1))
+    binary = make_fake(tmp_path, os.path.join(SAMPLES, '910B4_25.0.rc1.1_info.txt'))
+    script = open(binary).read().replace(os.path.join(SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt'), str(board))
+    with open(binary, 'w') as handle:
+        handle.write(script)
+    result = run_module(npu_smi_info, {'binary_path': binary, 'board': True}, check_mode=True, diff=False)
+    assert result['failed'] and 'firmware version that is not a version' in result['msg']
+    assert "'7.1.0.7.220;reboot'" in result['msg']
