@@ -72,18 +72,29 @@ def operator_kernels_component(cann_version):
 # --------------------------------------------------------------------------------------
 
 def _read_text(path):
+    """The text of ``path``, None when it cannot be read; VersionFileError when it is not UTF-8."""
     try:
-        with open(path, 'r') as handle:
-            return handle.read()
+        with open(path, 'rb') as handle:
+            data = handle.read()
     except (IOError, OSError):
         return None
+    return version_files.decode_version_file(data, path)
 
 
-def _parse_or_none(parser, text):
+def _parse_file(parser, path):
+    """The parsed version file at ``path``, None when absent or without a version.
+
+    A file that is there but holds a value no Huawei installer writes raises VersionFileError
+    naming the file: treating it as "not installed" would install over whatever is there.
+    """
+    text = _read_text(path)
     if text is None:
         return None
     try:
         parsed = parser(text)
+    except version_files.VersionFileError as error:
+        raise version_files.VersionFileError('%s: %s. Fix: look at the file; if it is damaged, reinstall the '
+                                             'component that owns it' % (path, error))
     except ValueError:
         return None
     if not parsed or not parsed.get('version'):
@@ -126,7 +137,7 @@ def _entry(version, home, version_file, parsed, uninstall_script=None, **extra):
 def _read_driver(install_path):
     home = os.path.join(install_path, 'driver')
     version_file = os.path.join(home, 'version.info')
-    parsed = _parse_or_none(version_files.parse_driver_version_info, _read_text(version_file))
+    parsed = _parse_file(version_files.parse_driver_version_info, version_file)
     if parsed is None:
         return None
     return _entry(parsed['version'], home, version_file, parsed,
@@ -137,7 +148,7 @@ def _read_driver(install_path):
 def _read_firmware(install_path):
     home = os.path.join(install_path, 'firmware')
     version_file = os.path.join(home, 'version.info')
-    parsed = _parse_or_none(version_files.parse_firmware_version_info, _read_text(version_file))
+    parsed = _parse_file(version_files.parse_firmware_version_info, version_file)
     if parsed is None:
         return None
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
@@ -157,7 +168,7 @@ def _toolkit_candidates(install_path, arch):
 def _read_toolkit(install_path, arch):
     found = []
     for layout, link, toolkit_arch, version_file in _toolkit_candidates(install_path, arch):
-        parsed = _parse_or_none(version_files.parse_toolkit_install_info, _read_text(version_file))
+        parsed = _parse_file(version_files.parse_toolkit_install_info, version_file)
         if parsed is None:
             continue
         home = os.path.realpath(link)
@@ -190,7 +201,7 @@ def _read_opp_kernel(component, install_path):
         if home in seen_homes:
             continue
         seen_homes.add(home)
-        parsed = _parse_or_none(version_files.parse_opp_kernel_version_info, _read_text(version_file))
+        parsed = _parse_file(version_files.parse_opp_kernel_version_info, version_file)
         if parsed is not None:
             entries.append(_entry(parsed['version'], home, version_file, parsed))
     if not entries:
@@ -205,7 +216,7 @@ def _read_opp_kernel(component, install_path):
 def _read_nnal(install_path):
     home = os.path.join(install_path, 'nnal', 'atb', 'latest')
     version_file = os.path.join(home, 'version.info')
-    parsed = _parse_or_none(version_files.parse_nnal_version_info, _read_text(version_file))
+    parsed = _parse_file(version_files.parse_nnal_version_info, version_file)
     if parsed is None:
         return None
     set_env = os.path.join(install_path, 'nnal', 'atb', 'set_env.sh')
@@ -216,7 +227,7 @@ def _read_nnal(install_path):
 def _read_docker_runtime(install_path):
     home = os.path.join(install_path, 'Ascend-Docker-Runtime')
     version_file = os.path.join(home, 'ascend_docker_runtime_install.info')
-    parsed = _parse_or_none(version_files.parse_docker_runtime_install_info, _read_text(version_file))
+    parsed = _parse_file(version_files.parse_docker_runtime_install_info, version_file)
     if parsed is None:
         return None
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))

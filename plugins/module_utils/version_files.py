@@ -7,6 +7,11 @@ Version values keep Huawei's spelling (``24.1.rc1`` stays lower case, ``8.2.RC1`
 upper case); compare them with ascend_version. Key names differ in case between
 packages (``Version=`` in driver files, ``version=`` in toolkit files), so lookups of
 known keys are case-insensitive. Pure functions, no I/O.
+
+These files are read as root and their versions flow into installer command lines,
+comparisons, messages and facts. A version that is not one Huawei writes (shell
+characters, blanks, control characters) or a file that is not UTF-8 text is refused
+with VersionFileError, which names what was found, escaped; it is never passed on.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +19,59 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+
+
+class VersionFileError(ValueError):
+    """A version file exists but cannot be trusted: not UTF-8, or a value no Huawei installer writes.
+
+    Unlike a plain ValueError (a file without the expected line, read as "not installed"), this
+    must stop the caller: the file is there, and guessing would install over it or pass the value on.
+    """
+
+
+# Huawei versions: 25.0.rc1.1, 8.2.RC1, 7.7.0.1.231, v7.3.0, 8.2.RC1.B150, V100R001C23SPC002B212.
+_SAFE_VERSION = re.compile(r'\A[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\Z')
+# Keys whose values are version strings (compatibility lists like "[V100R001C15],[...]" are not).
+_VERSION_KEYS = ('version', 'package_version', 'inner_version', 'ops_version', 'full_version')
+
+
+def _shown(value, limit=80):
+    """``value`` escaped (so a newline or escape sequence cannot hide in a message) and shortened."""
+    text = ascii(value)
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def version_problem(value):
+    """'' when ``value`` reads like a Huawei version string, else what is wrong with it."""
+    if not isinstance(value, str):
+        return 'expected a version string, found %s' % type(value).__name__
+    if not _SAFE_VERSION.match(value):
+        return ('found %s, which is not a Huawei version (only letters, digits, ".", "_", "-" and "+", '
+                'at most 64 characters)' % _shown(value))
+    return ''
+
+
+def decode_version_file(data, path):
+    """The text of a version file read as bytes; VersionFileError when it is not UTF-8."""
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise VersionFileError(
+            '%s is not UTF-8 text (byte %s at offset %d, near %s), so it is not a file a Huawei installer wrote. '
+            'Fix: look at the file; if it is damaged, reinstall the component that owns it'
+            % (path, ascii(data[error.start:error.start + 1]), error.start,
+               _shown(data[max(0, error.start - 16):error.start + 16])))
+
+
+def _checked(parsed, what):
+    for key in _VERSION_KEYS:
+        value = parsed.get(key)
+        if value is None or value == '':
+            continue
+        problem = version_problem(value)
+        if problem:
+            raise VersionFileError('%s %s=: %s' % (what, key, problem))
+    return parsed
 
 
 def _strip_quotes(value):
@@ -59,22 +117,22 @@ def parse_driver_version_info(text):
     ``package_version`` exists only in 24.1.rc2 and later files (None before).
     """
     values = parse_key_value_file(text)
-    return {
+    return _checked({
         'version': _require(values, 'Version', 'driver version.info'),
         'package_version': _lookup(values, 'package_version'),
         'inner_version': _lookup(values, 'Innerversion'),
         'compatible_version_fw': _lookup(values, 'compatible_version_fw'),
-    }
+    }, 'driver version.info')
 
 
 def parse_firmware_version_info(text):
     """``<ip>/firmware/version.info`` -> ``{version, package_version, compatible_version_drv}``."""
     values = parse_key_value_file(text)
-    return {
+    return _checked({
         'version': _require(values, 'Version', 'firmware version.info'),
         'package_version': _lookup(values, 'package_version'),
         'compatible_version_drv': _lookup(values, 'compatible_version_drv'),
-    }
+    }, 'firmware version.info')
 
 
 def parse_install_info(text):
@@ -85,12 +143,12 @@ def parse_install_info(text):
 def parse_toolkit_install_info(text):
     """``<arch>-linux/ascend_toolkit_install.info`` -> ``{version, arch, path, inner_version}``."""
     values = parse_key_value_file(text)
-    return {
+    return _checked({
         'version': _require(values, 'version', 'ascend_toolkit_install.info'),
         'arch': _lookup(values, 'arch'),
         'path': _lookup(values, 'path'),
         'inner_version': _lookup(values, 'innerversion'),
-    }
+    }, 'ascend_toolkit_install.info')
 
 
 _COLON_LINE = re.compile(r'^\s*(\S[^:]*?)\s*:\s*(.*?)\s*$')
@@ -109,11 +167,11 @@ def parse_nnal_version_info(text):
     version = values.get('ascend-cann-atb')
     if not version:
         raise ValueError('nnal version.info has no "Ascend-cann-atb : <version>" line')
-    return {
+    return _checked({
         'version': version,
         'full_version': values.get('ascend-cann-atb version'),
         'platform': values.get('platform'),
-    }
+    }, 'nnal version.info')
 
 
 def parse_docker_runtime_install_info(text):
@@ -126,11 +184,11 @@ def parse_docker_runtime_install_info(text):
     version = _require(values, 'version', 'ascend_docker_runtime_install.info')
     if len(version) > 1 and version[0] in 'vV' and version[1].isdigit():
         version = version[1:]
-    return {
+    return _checked({
         'version': version,
         'arch': _lookup(values, 'arch'),
         'install_scene': _lookup(values, 'install-scene'),
-    }
+    }, 'ascend_docker_runtime_install.info')
 
 
 def parse_opp_kernel_version_info(text):
@@ -140,19 +198,19 @@ def parse_opp_kernel_version_info(text):
     ``Version=``/``ops_version=`` hold the internal number (``8.2.0.0.201``).
     """
     values = parse_key_value_file(text)
-    return {
+    return _checked({
         'version': _require(values, 'version_dir', 'opp_kernel version.info'),
         'ops_version': _lookup(values, 'ops_version'),
-    }
+    }, 'opp_kernel version.info')
 
 
 def parse_toolkit_version_info(text):
     """Toolkit ``version.info`` -> ``{version: version_dir, inner_version: Version}``."""
     values = parse_key_value_file(text)
-    return {
+    return _checked({
         'version': _require(values, 'version_dir', 'toolkit version.info'),
         'inner_version': _lookup(values, 'Version'),
-    }
+    }, 'toolkit version.info')
 
 
 _VERSION_CFG_PAIR = re.compile(r'\[([^\]:]*):([^\]]*)\]')

@@ -24,6 +24,9 @@ description:
     installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
     the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
     while that tag is the current boot's.
+  - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text or holds a
+    version no Huawei installer writes (shell characters, blanks, control characters), rather than
+    passing such a value on or reading the component as not installed.
   - Read-only; runs in check mode.
 options:
   install_path:
@@ -162,6 +165,7 @@ import platform
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
@@ -288,7 +292,11 @@ def main():
         ),
         supports_check_mode=True,
     )
-    facts = gather(module, module.params['install_path'])
+    try:
+        facts = gather(module, module.params['install_path'])
+    except VersionFileError as error:
+        # A version file that is there but unreadable must not become "not installed".
+        module.fail_json(msg='cannot read the installed Ascend versions: %s' % error)
     module.exit_json(changed=False, ansible_facts={'ascend': facts})
 
 

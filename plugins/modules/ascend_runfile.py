@@ -84,7 +84,14 @@ options:
     default: false
   timeout:
     description:
-      - Seconds each installer run may take before it is killed (through C(timeout)); no limit when omitted.
+      - Seconds each installer run (and the archive check before it) may take before it is stopped
+        (through C(timeout), which sends C(SIGTERM) and C(SIGKILL) 30 seconds later). The run then fails
+        naming the component, the version and the limit.
+      - When omitted, a default per component with a wide margin over what real servers take (see the
+        timeout table in docs/packages.md) - V(1800) for the driver (its DKMS build compiles the kernel
+        module), V(3600) for the firmware (it flashes every NPU in turn), V(1800) for the toolkit,
+        kernels and ops (several GB to unpack), V(900) for NNAL and V(600) for the docker runtime.
+      - Must be a positive number of seconds; there is no "no limit".
     type: int
 notes:
   - Supports check mode (decides and returns the commands it would run, runs nothing) and diff mode
@@ -211,11 +218,27 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
 ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
 # Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
 PROMPT_ANSWERS = 'y\ny\ny\ny\n'
+# timeout(1) exits 124 when it stopped the command with SIGTERM; when SIGKILL was needed it
+# reports 137, or is itself killed with its process group (-9).
 TIMEOUT_RC = 124
+TIMEOUT_KILLED_RCS = (137, -9)
+KILL_AFTER_SECONDS = 30
+# Seconds an installer run may take when the caller sets no timeout: a wide margin over what
+# real servers take (docs/packages.md has the table and the reasons).
+DEFAULT_TIMEOUTS = {
+    'driver': 1800,
+    'firmware': 3600,
+    'toolkit': 1800,
+    'kernels': 1800,
+    'ops': 1800,
+    'nnal': 900,
+    'docker-runtime': 600,
+}
 
 
 class UnreadAnswers(object):
@@ -304,6 +327,7 @@ class Runner(object):
         }
         self.output = ''
         self.started_at = time.time()
+        self.default_timeout = DEFAULT_TIMEOUTS.get(component, max(DEFAULT_TIMEOUTS.values()))
 
     def fail(self, msg, **extra):
         self.result.update(extra)
@@ -313,20 +337,27 @@ class Runner(object):
         self.module.fail_json(**self.result)
 
     def run(self, argv, timeout=None):
-        command = list(argv)
-        if timeout:
-            command = ['timeout', '--kill-after=30', str(timeout)] + command
+        timeout = timeout or self.default_timeout
+        command = ['timeout', '--kill-after=%d' % KILL_AFTER_SECONDS, str(timeout)] + list(argv)
+        started = time.time()
         rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
                                                environ_update=ENVIRONMENT,
                                                before_communicate_callback=tolerate_unread_answers)
+        elapsed = time.time() - started
         text = out + (('\n' + err) if err.strip() else '')
         self.output += text + '\n'
         self.result['stdout_lines'].extend(text.splitlines())
         self.result['rc'] = rc
         self.result['cmd'] = list(argv)
-        if timeout and rc == TIMEOUT_RC:
-            self.fail('%s %s timed out after %s seconds: %s' % (self.component, self.result['action'], timeout,
-                                                                ' '.join(argv)))
+        # 137 alone is also the OOM killer's mark; only a run that lasted the whole limit timed out.
+        if rc == TIMEOUT_RC or (rc in TIMEOUT_KILLED_RCS and elapsed >= timeout):
+            self.fail('%s %s of version %s did not finish within %s seconds and was stopped: %s. Fix: read the '
+                      'installer log (log_tail) for where it hung; if it was only slow, raise the timeout '
+                      '(ascend_runfile timeout, or the role variable for %s, e.g. hdk_driver_installer_timeout '
+                      'or cann_toolkit_installer_timeout) and run again'
+                      % (self.component, self.result['action'], self.result['package_version'] or '(installed)',
+                         timeout, ' '.join(argv), self.component),
+                      cause='timeout', timeout=timeout)
         return rc, text
 
 
@@ -434,6 +465,10 @@ def main():
     )
     params = module.params
     src, state, install_path = params['src'], params['state'], params['install_path']
+    if params['timeout'] is not None and params['timeout'] <= 0:
+        module.fail_json(msg='timeout must be a positive number of seconds, got %s; leave it out for the '
+                             "component's default (%s)" % (params['timeout'], ', '.join(
+                                 '%s %ss' % item for item in sorted(DEFAULT_TIMEOUTS.items()))))
 
     src_exists = verify_src(module, src, state)
     package = describe_package(module, src, params['component']) if src else None
@@ -451,8 +486,11 @@ def main():
     soc = bool(package and package.get('soc'))
     install_for_all = resolve_install_for_all(module, component, soc)
 
-    record = runfile.read_install_record()
-    installed = runfile.read_all_installed(install_path, arch, record)
+    try:
+        record = runfile.read_install_record()
+        installed = runfile.read_all_installed(install_path, arch, record)
+    except VersionFileError as error:
+        runner.fail('cannot tell which %s is installed: %s' % (component, error))
     entry = installed[runfile.FACT_KEYS[component]]
     version_before = entry['version'] if entry else None
     result['version_before'] = version_before
@@ -517,7 +555,10 @@ def main():
         if verdict['reboot_required']:
             result['reboot_required'] = True
 
-    after = runfile.read_installed(component, install_path, arch, runfile.read_install_record())
+    try:
+        after = runfile.read_installed(component, install_path, arch, runfile.read_install_record())
+    except VersionFileError as error:
+        runner.fail('the %s installer finished but the installed version cannot be read: %s' % (component, error))
     version_after = after['version'] if after else None
     result['version_after'] = version_after
     if module._diff:

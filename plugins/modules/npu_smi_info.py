@@ -18,7 +18,8 @@ description:
     temperature, memory) and the processes using the NPUs.
   - Further subcommands run only when asked for (O(board), O(list)).
   - Fails with an explanation when npu-smi reports an error, for example C(-8005) (the device is not
-    started or the driver is not loaded).
+    started or the driver is not loaded), when it does not answer within O(timeout), or when the versions
+    it prints are not Huawei version strings (shell characters, blanks, control characters).
   - Read-only; runs in check mode too.
 options:
   binary_path:
@@ -36,6 +37,13 @@ options:
       - Also run C(npu-smi info -l) and return the result in RV(npu_smi.list).
     type: bool
     default: false
+  timeout:
+    description:
+      - Seconds each C(npu-smi) run may take before it is stopped (through C(timeout)) and the module fails.
+        C(npu-smi) answers in seconds on a healthy node; a hung driver can make it wait forever.
+      - Must be a positive number of seconds.
+    type: int
+    default: 120
 notes:
   - Supports check mode.
 seealso:
@@ -122,12 +130,18 @@ commands:
 '''
 
 import re
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
 
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
 ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
+# timeout(1) exits 124 when it stopped npu-smi with SIGTERM; when SIGKILL was needed it reports
+# 137, or is itself killed with its process group (-9).
+TIMEOUT_RCS = (124, 137, -9)
+KILL_AFTER_SECONDS = 10
 
 # What npu-smi's DCMI error codes mean for the operator, where the facts reference says.
 ERROR_MEANINGS = {
@@ -167,15 +181,23 @@ def npu_ids(info):
 
 
 class NpuSmi(object):
-    def __init__(self, module, binary):
+    def __init__(self, module, binary, timeout):
         self.module = module
         self.binary = binary
+        self.timeout = timeout
         self.commands = []
 
     def run(self, *args):
         argv = [self.binary] + list(args)
         self.commands.append(argv)
-        rc, out, err = self.module.run_command(argv, environ_update=ENVIRONMENT)
+        command = ['timeout', '--kill-after=%d' % KILL_AFTER_SECONDS, str(self.timeout)] + argv
+        started = time.time()
+        rc, out, err = self.module.run_command(command, environ_update=ENVIRONMENT)
+        if rc in TIMEOUT_RCS and time.time() - started >= self.timeout:
+            self.fail('%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look '
+                      'at dmesg and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if '
+                      'the node is only slow, raise the timeout (npu_smi_info timeout, hdk_npu_smi_timeout in the '
+                      'hdk role)' % (' '.join(argv), self.timeout))
         text = out if out.strip() else err
         error = npu_smi.detect_error(out + '\n' + err)
         if error is not None:
@@ -202,15 +224,25 @@ def main():
             binary_path=dict(type='path'),
             board=dict(type='bool', default=False),
             list=dict(type='bool', default=False),
+            timeout=dict(type='int', default=120),
         ),
         supports_check_mode=True,
     )
+    if module.params['timeout'] <= 0:
+        module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
+                         commands=[])
     binary = module.params['binary_path'] or module.get_bin_path('npu-smi', opt_dirs=NPU_SMI_DIRS)
     if not binary:
         module.fail_json(msg='npu-smi not found in PATH, %s; is the NPU driver installed?' % ', '.join(NPU_SMI_DIRS),
                          commands=[])
-    tool = NpuSmi(module, binary)
+    tool = NpuSmi(module, binary, module.params['timeout'])
     info = tool.parse(npu_smi.parse_info, tool.run('info'), 'info')
+    for key in ('tool_version', 'driver_version'):
+        # These versions reach comparisons, labels and messages; a value no Huawei tool prints is refused.
+        problem = version_problem(info[key]) if info[key] is not None else ''
+        if problem:
+            tool.fail('npu-smi info printed a %s that is not a version: %s. Fix: check that %s is Huawei\'s '
+                      'npu-smi (reinstall the driver if it was replaced)' % (key.replace('_', ' '), problem, binary))
     result = {
         'binary': binary,
         'tool_version': info['tool_version'],
@@ -222,7 +254,12 @@ def main():
         result['boards'] = []
         for npu_id in npu_ids(info):
             text = tool.run('info', '-t', 'board', '-i', str(npu_id))
-            result['boards'].append(normalize_board(npu_id, tool.parse(npu_smi.parse_key_values, text, 'board')))
+            board = normalize_board(npu_id, tool.parse(npu_smi.parse_key_values, text, 'board'))
+            problem = version_problem(board['firmware_version']) if board.get('firmware_version') else ''
+            if problem:
+                tool.fail('npu-smi info -t board -i %s printed a firmware version that is not a version: %s. Fix: check '
+                          'that %s is Huawei\'s npu-smi (reinstall the driver if it was replaced)' % (npu_id, problem, binary))
+            result['boards'].append(board)
     if module.params['list']:
         result['list'] = tool.parse(npu_smi.parse_info_list, tool.run('info', '-l'), 'info -l')
     module.exit_json(changed=False, npu_smi=result, commands=tool.commands)

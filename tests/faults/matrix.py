@@ -386,8 +386,36 @@ def do_action(log, lane, action):
         write_dead_kubeconfig(log, lane)
     elif kind == "probe_image":
         fleet(log, "probe-image", host)
+    elif kind == "mirror":
+        package_mirror(log, host, args[0])
     else:
         raise RowError("unknown action %r" % (kind,))
+
+
+MIRROR_SCRIPT = REPO_ROOT / "molecule" / "host_stack_upgrade" / "package_mirror.py"
+MIRROR_STATE = STATE / "mirror"
+
+
+def package_mirror(log, host, step):
+    """A plain-http mirror of the rows' packages on the controller, at the address the node knows
+    it by (host.containers.internal) and rows.MIRROR_PORT: "start" it, "stop" it, or check it is
+    "untouched" (no request reached it, so nothing was fetched before the refusal)."""
+    if step == "start":
+        found = node_exec(log, host, ["getent", "ahostsv4", "host.containers.internal"])
+        address = found.stdout.split()[0]
+        run(log, [sys.executable, MIRROR_SCRIPT, "start", "--root", PACKAGES, "--bind", address,
+                  "--port", str(matrix_rows.MIRROR_PORT), "--state-dir", MIRROR_STATE])
+        (MIRROR_STATE / "access.log").write_text("")
+    elif step == "stop":
+        run(log, [sys.executable, MIRROR_SCRIPT, "stop", "--state-dir", MIRROR_STATE], check=False)
+    elif step == "untouched":
+        log_path = MIRROR_STATE / "access.log"
+        requests = log_path.read_text().splitlines() if log_path.exists() else []
+        if requests:
+            raise RowError("the refused run still sent %d request(s) to the mirror: %s" % (len(requests), requests[:5]))
+        log.write("no request reached the mirror")
+    else:
+        raise RowError("unknown mirror step %r" % (step,))
 
 
 def wait_for_headers(log, host, present):
@@ -626,6 +654,8 @@ def main(argv=None):
         order = {row["id"]: index for index, row in enumerate(all_rows)}
         results = sorted((result for lane in lanes for result in lane.results), key=lambda r: order[r["id"]])
     finally:
+        if (MIRROR_STATE / "mirror.json").exists():
+            package_mirror(main_log, None, "stop")
         if not args.keep:
             for lane in lanes:
                 if lane.plane is not None:

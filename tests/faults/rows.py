@@ -21,13 +21,18 @@ A row:
 Actions: ("fault", {faults.json keys}), ("clear",), ("headers", present), ("exec", argv),
 ("reboot",), ("start",), ("playbook", name, vars), ("hide_pci", address),
 ("restore_pci", address), ("save", path), ("restore", path), ("probe_image",),
-("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}).
+("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}),
+("mirror", "start" | "stop" | "untouched") (a plain-http mirror of the packages on MIRROR_PORT).
 """
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 PACKAGES_DIR = REPO_ROOT / ".cache" / "faults" / "packages"
 DEAD_KUBECONFIG = REPO_ROOT / ".cache" / "faults" / "dead-kubeconfig"
+
+# The plain-http package mirror the insecure-mirror row serves the packages from.
+MIRROR_PORT = 18473
+MIRROR_URL = "http://host.containers.internal:%d" % MIRROR_PORT
 
 HOST_NODE = "flt-a2-01"
 ENGINE_NODE = "flt-duo-01"
@@ -181,6 +186,20 @@ PREFLIGHT_ROWS = [
         "survive": NOTHING_ASCEND + OPERATOR_DATA,
         "remove": [("restore_pci", "0000:42:00.0")],
         "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "P8", "fault": "plain-http package mirror, no checksum pinned (insecure mirror refused)",
+        "before": [("mirror", "start")],
+        "run": ("preflight", {"packages_source_dir": "", "packages_mirror_url": MIRROR_URL}),
+        "expect": {"host": HOST_NODE, "component": r"package mirror",
+                   "cause": r"is plain http:// and no checksum is pinned",
+                   "fix": r"Fix:\s.{0,300}packages_sha256sums.{0,100}packages_mirror_allow_insecure=true"},
+        "survive": NOTHING_ASCEND + OPERATOR_DATA,
+        # nothing, not even SHA256SUMS, was fetched before the refusal
+        "remove": [("mirror", "untouched")],
+        "rerun": ("preflight", {"packages_source_dir": "", "packages_mirror_url": MIRROR_URL,
+                                "packages_mirror_allow_insecure": True}),
+        "rerun_changed": 0,
     },
 ]
 

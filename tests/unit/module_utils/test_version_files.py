@@ -151,3 +151,78 @@ def test_upgrade_tool_versions(sample):
 
 def test_upgrade_tool_versions_empty_output():
     assert parse_upgrade_tool_versions('') == []
+
+
+# --- Values no Huawei installer writes --------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from ansible_collections.npu.ascend.plugins.module_utils import version_files  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.version_files import (  # noqa: E402
+    VersionFileError, decode_version_file, version_problem)
+
+_PARSERS = [
+    version_files.parse_driver_version_info, version_files.parse_firmware_version_info,
+    version_files.parse_toolkit_install_info, version_files.parse_nnal_version_info,
+    version_files.parse_docker_runtime_install_info, version_files.parse_opp_kernel_version_info,
+    version_files.parse_toolkit_version_info,
+]
+_HUAWEI_VERSION = st.from_regex(r'\A[0-9]{1,2}\.[0-9]\.(rc[0-9]|RC[0-9]|[0-9]{1,3})(\.[0-9]{1,3}){0,2}\Z')
+
+
+@pytest.mark.parametrize('value', ['25.0.rc1.1', '8.2.RC1', '7.7.0.1.231', '8.2.RC1.B150', 'V100R001C23SPC002B212'])
+def test_huawei_versions_are_accepted(value):
+    assert version_problem(value) == ''
+
+
+@pytest.mark.parametrize('value', ['25.0.rc1.1;reboot', '$(id)', '`id`', '8.2 RC1', '8.2.RC1\n', '', '-8.2',
+                                   '8.2|x', '8.2&', "8.2'", '8.2"', '8.2>x', 'a' * 65, '8.2\x00'])
+def test_values_with_shell_or_control_characters_are_not_versions(value):
+    assert 'not a Huawei version' in version_problem(value)
+
+
+@pytest.mark.parametrize('text', ['Version=25.0;rm -rf /\n', 'Version=$(id)\n', 'Version=`id`\n',
+                                  "Version='25.0 rc1'\n", 'Version=25.0\npackage_version=x y\n'])
+def test_the_driver_file_refuses_a_value_with_shell_characters(text):
+    with pytest.raises(VersionFileError, match='not a Huawei version'):
+        version_files.parse_driver_version_info(text)
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_it_and_the_byte():
+    with pytest.raises(VersionFileError) as error:
+        decode_version_file(b'Version=25.0.rc1.1\n\xff\n', '/usr/local/Ascend/driver/version.info')
+    assert '/usr/local/Ascend/driver/version.info is not UTF-8 text' in str(error.value)
+    assert "b'\\xff' at offset 19" in str(error.value)
+
+
+@given(st.binary(max_size=400))
+def test_random_bytes_give_text_or_a_clean_error(data):
+    try:
+        text = decode_version_file(data, '/x/version.info')
+    except VersionFileError as error:
+        assert '/x/version.info' in str(error)
+        return
+    for parser in _PARSERS:
+        try:
+            parsed = parser(text)
+        except ValueError:
+            continue
+        assert version_problem(parsed['version']) == ''
+
+
+@given(st.text(max_size=300))
+def test_any_text_parses_to_safe_versions_or_a_value_error(text):
+    for parser in _PARSERS:
+        try:
+            parsed = parser(text)
+        except ValueError:
+            continue
+        for key in ('version', 'package_version', 'inner_version', 'ops_version', 'full_version'):
+            if parsed.get(key):
+                assert version_problem(parsed[key]) == ''
+
+
+@given(_HUAWEI_VERSION, st.sampled_from(['', '"', "'"]))
+def test_a_written_version_reads_back(version, quote):
+    text = 'Version=%s%s%s\nInnerversion=V100R001C23SPC002B212\n' % (quote, version, quote)
+    assert version_files.parse_driver_version_info(text)['version'] == version

@@ -81,3 +81,23 @@ def test_lspci_fallback_when_sysfs_is_unreadable(node, run_module, monkeypatch, 
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['pci_source'] == 'lspci'
     assert facts['npu_count'] == 1 and facts['chip_family'] == '310p' and facts['product'] == 'Atlas 300I Duo'
+
+
+@pytest.mark.parametrize('relative, content, found', [
+    ('driver/version.info', b'Version=25.0.rc1.1$(reboot)\n', "'25.0.rc1.1$(reboot)'"),
+    ('driver/version.info', b'Version=25.0.rc1.1\nInnerversion=V100R001C23\nreboot\n\xc3\x28\n', 'is not UTF-8 text'),
+    ('ascend-toolkit/latest/x86_64-linux/ascend_toolkit_install.info', b'version=8.2.RC1\nx=1\n\n;\nversion=8 2\n',
+     "'8 2'"),
+    ('nnal/atb/latest/version.info', b'Ascend-cann-atb : 8.2.RC1`id`\n', "'8.2.RC1`id`'"),
+])
+def test_a_version_file_no_huawei_installer_wrote_fails_with_the_file_and_what_was_found(
+        node, run_module, relative, content, found):
+    path = os.path.join(node['install_path'], relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'wb') as handle:
+        handle.write(content)
+    result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
+    assert result['failed'] and path in result['msg'] and found in result['msg'] and 'Fix:' in result['msg']
+    assert 'Traceback' not in result['msg'] and 'ansible_facts' not in result
+    with open(path, 'rb') as handle:
+        assert handle.read() == content

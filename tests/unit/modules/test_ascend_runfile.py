@@ -257,3 +257,91 @@ def test_results_say_they_did_not_fail_whatever_the_installer_rc(node, run_modul
     assert installed['rc'] == 2 and installed['failed'] is False
     again = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert again['rc'] is None and again['failed'] is False
+
+
+HUNG_INSTALLER = r'''#!/bin/bash
+echo "$@" >> "$(dirname "$0")/calls.log"
+case " $* " in *" --check "*) exit 0;; esac
+trap '' TERM
+sleep 30
+'''
+
+
+def _hung_driver(node, version='25.0.rc1.1'):
+    path = node['packages'] / ('Ascend-hdk-910b-npu-driver_%s_linux-%s.run' % (version, DRIVER_ARCH))
+    path.write_text(HUNG_INSTALLER)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_hung_installer_fails_naming_component_version_and_limit(node, run_module, monkeypatch):
+    monkeypatch.setattr(ascend_runfile, 'KILL_AFTER_SECONDS', 1)
+    src = _hung_driver(node)
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path'], 'timeout': 1})
+    assert result['failed'] and result['cause'] == 'timeout' and result['timeout'] == 1
+    assert 'driver install of version 25.0.rc1.1 did not finish within 1 seconds' in result['msg']
+    assert 'hdk_driver_installer_timeout' in result['msg'] and 'Fix:' in result['msg']
+
+
+@pytest.mark.parametrize('component, seconds', sorted(ascend_runfile.DEFAULT_TIMEOUTS.items()))
+def test_every_component_has_a_generous_default_timeout(component, seconds):
+    assert component in runfile.MANAGED_COMPONENTS and seconds >= 600
+
+
+def test_the_default_timeout_wraps_every_installer_run(node, run_module, monkeypatch):
+    seen = []
+    real = ascend_runfile.AnsibleModule.run_command
+    monkeypatch.setattr(ascend_runfile.AnsibleModule, 'run_command',
+                        lambda module, argv, **kwargs: seen.append(argv) or real(module, argv, **kwargs))
+    src = node['make_driver']('24.1.rc2')
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
+    assert result['changed'] and len(seen) == 2
+    for argv in seen:
+        assert argv[:3] == ['timeout', '--kill-after=30', '1800'] and argv[3] == src
+    # What the result reports is the installer's own argv, not the wrapper.
+    assert result['cmd'][0] == src
+
+
+@pytest.mark.parametrize('timeout', [0, -1])
+def test_a_timeout_of_zero_or_less_is_refused_before_anything_runs(node, run_module, timeout):
+    src = node['make_driver']('24.1.rc2')
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path'], 'timeout': timeout})
+    assert result['failed'] and 'timeout must be a positive number of seconds, got %d' % timeout in result['msg']
+    assert calls(node) == []
+
+
+@pytest.mark.parametrize('content, found', [
+    (b'Version=24.1.rc2;reboot\n', "'24.1.rc2;reboot'"),
+    (b'Version=$(touch /tmp/x)\n', "'$(touch"),
+    (b'Version=`id`\n', "'`id`'"),
+    (b'Version="24.1 rc2"\n', "'24.1 rc2'"),
+    (b'Version=24.1.rc2\npackage_version=24.1.rc2\x1b[2J\n', "'24.1.rc2\\x1b[2J'"),
+])
+def test_an_installed_version_with_shell_characters_stops_the_module(node, run_module, content, found):
+    version_file = os.path.join(node['install_path'], 'driver', 'version.info')
+    os.makedirs(os.path.dirname(version_file))
+    with open(version_file, 'wb') as handle:
+        handle.write(content)
+    src = node['make_driver']('25.0.rc1.1')
+    result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
+    assert result['failed'] and version_file in result['msg'] and 'not a Huawei version' in result['msg']
+    assert found in result['msg'] and 'Fix:' in result['msg'] and '\x1b' not in result['msg']
+    assert calls(node) == []
+    with open(version_file, 'rb') as handle:
+        assert handle.read() == content
+
+
+def test_an_installed_version_file_that_is_not_utf8_stops_the_module(node, run_module):
+    version_file = os.path.join(node['install_path'], 'driver', 'version.info')
+    os.makedirs(os.path.dirname(version_file))
+    content = b'Version=24.1.rc2\n\xff\xfeInnerversion=\x80\n'
+    with open(version_file, 'wb') as handle:
+        handle.write(content)
+    src = node['make_driver']('25.0.rc1.1')
+    for check_mode in (True, False):
+        result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']}, check_mode=check_mode)
+        assert result['failed'] and version_file in result['msg'] and 'is not UTF-8 text' in result['msg']
+        assert 'offset 17' in result['msg']
+    assert calls(node) == []
+    with open(version_file, 'rb') as handle:
+        assert handle.read() == content
