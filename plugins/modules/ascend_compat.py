@@ -158,6 +158,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
 
@@ -260,8 +261,11 @@ def main():
     if unknown:
         module.fail_json(msg='unknown stack keys %s (known: %s)' % (', '.join(unknown), ', '.join(compat.STACK_FIELDS)))
     desired = dict((key, str(value) if value is not None else None) for key, value in params['stack'].items())
-    stack = node_stack(desired, params['install_path']) if params['use_installed'] else dict(
-        (key, value) for key, value in desired.items() if value not in (None, ''))
+    try:
+        stack = node_stack(desired, params['install_path']) if params['use_installed'] else dict(
+            (key, value) for key, value in desired.items() if value not in (None, ''))
+    except version_files.VersionFileError as error:
+        module.fail_json(msg='cannot read the installed Ascend stack: %s' % error)
     try:
         report = compat.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'],
                                     params['allow_unknown'])

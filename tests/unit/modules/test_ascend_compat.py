@@ -63,3 +63,13 @@ def test_installed_ranges_are_used_only_for_the_installed_version(tmp_path, run_
 def test_unknown_stack_key(run_module):
     result = run_module(ascend_compat, {'stack': {'cuda': '12'}, 'use_installed': False}, check_mode=True, diff=False)
     assert result['failed'] and 'cuda' in result['msg']
+
+
+def test_untrustworthy_version_file_is_a_message_not_a_traceback(tmp_path, run_module):
+    driver = tmp_path / 'driver'
+    driver.mkdir()
+    (driver / 'version.info').write_text('Version=25.0.rc1.1;reboot\n')
+    result = run_module(ascend_compat, {'stack': {'cann': '8.2.RC1'}, 'install_path': str(tmp_path)},
+                        check_mode=True, diff=False)
+    assert result['failed'] and 'cannot read the installed Ascend stack' in result['msg']
+    assert 'version.info' in result['msg']
