@@ -316,8 +316,9 @@ def levers():
         ('fact cache (jsonfile, gathering smart)', {
             'ANSIBLE_GATHERING': 'smart', 'ANSIBLE_CACHE_PLUGIN': 'jsonfile',
             'ANSIBLE_CACHE_PLUGIN_CONNECTION': FACT_CACHE_DIR, 'ANSIBLE_CACHE_PLUGIN_TIMEOUT': '3600'}, []),
-        # The sandbox reaches its nodes as root already; sudo around every module is overhead.
-        ('no become (nodes reached as root)', {}, ['-e', 'ansible_become=false']),
+        # What sudo around every module costs: the inventory logs in as the sudo user ops; this
+        # lever alone logs in as root (the nodes accept the key for root too) and drops become.
+        ('no become (nodes reached as root)', {}, ['-e', 'ansible_user=root', '-e', 'ansible_become=false']),
     ]
     strategy_dir = mitogen_strategy_dir()
     if strategy_dir:

@@ -28,9 +28,13 @@ STATE_ROOT = REPO_ROOT / ".cache" / "sandbox"
 NODES_STATE_DIR = STATE_ROOT / "nodes"
 PACKAGES_OUT_DIR = STATE_ROOT / "packages"
 # The key Ansible logs in to every node with (inventories' ansible_ssh_private_key_file); its
-# public half is each node's /root/.ssh/authorized_keys.
+# public half is each node's authorized_keys of the operator's sudo user (LOGIN_USER, whom
+# every sandbox inventory logs in as) and of root (only bench's "no become" lever logs in as root).
 SSH_KEY = STATE_ROOT / "ssh" / "id_ed25519"
 SSH_PUBLIC_KEY = STATE_ROOT / "ssh" / "id_ed25519.pub"
+# Made by sandbox/image/customize.sh, with ~/.ssh owned by it (sshd's StrictModes).
+LOGIN_USER = "ops"
+AUTHORIZED_KEYS_FILES = ("/home/%s/.ssh/authorized_keys" % LOGIN_USER, "/root/.ssh/authorized_keys")
 DEFAULT_INVENTORY = REPO_ROOT / "inventories" / "sandbox"
 ROOTFS_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "npu-ascend"
 
@@ -682,7 +686,8 @@ class Fleet:
                "--label", "%s.hardware=%s" % (LABEL_PREFIX, fingerprint),
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
-               "--volume", "%s:/root/.ssh/authorized_keys:ro" % SSH_PUBLIC_KEY,
+               *[argument for target in AUTHORIZED_KEYS_FILES
+                 for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],
                image, "/sbin/init")
 
     def wait_running(self, host, timeout=None, after_marker=None):

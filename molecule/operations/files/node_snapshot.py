@@ -8,7 +8,8 @@ containerd's and Docker's image stores and systemd's runtime state (they change 
 containers run), /var/log and /root/log (Huawei's installers keep their logs by design: the
 driver's and firmware's under /var/log/ascend_seclog, makeself's --check log under
 ~/log/makeself), the sandbox's simulated hardware state under /var/lib/ascend-sandbox (the fake
-firmware's "running" record), the shadow files' "-" backups that useradd and userdel rewrite,
+firmware's "running" record), the shadow files' "-" backups that useradd and userdel rewrite, Ansible's own
+temporary directories (~/.ansible of root and of the login user ops),
 and the dynamic linker's cache, rebuilt by every ldconfig.
 
 "packaged" lists the paths that belong to an installed distribution package, so that the
@@ -27,7 +28,7 @@ import sys
 TREES = ['/etc', '/usr/local', '/opt', '/home', '/root', '/var/lib', '/var/cache/npu_ascend', '/lib/modules']
 SKIPPED = ['/var/lib/apt', '/var/lib/dpkg', '/var/lib/containerd', '/var/lib/docker', '/var/lib/systemd',
            '/var/lib/ucf', '/etc/ld.so.cache', '/root/.ansible', '/var/lib/dhcp', '/var/lib/private',
-           '/root/.cache', '/var/lib/ascend-sandbox', '/root/log']
+           '/root/.cache', '/var/lib/ascend-sandbox', '/root/log', '/home/ops/.ansible']
 BACKUPS = ['/etc/passwd-', '/etc/group-', '/etc/shadow-', '/etc/gshadow-', '/etc/subuid-', '/etc/subgid-']
 
 
