@@ -380,12 +380,21 @@ def _steps_of(template, indent_step):
 
 
 def _set_value(table, key, value, indent):
-    """Set a plain key, keeping the old item's indentation and comment when it exists."""
+    """Set a plain key, keeping the old item's indentation and comment when it exists.
+
+    A new key goes before the table's sub-tables, and tomlkit puts a line break in front of the
+    first of them; that line break would outlive the key's removal, so the sub-tables keep the
+    indentation they had.
+    """
     if key in table:
         table[key] = value
         return
+    body = getattr(getattr(table, 'value', None), 'body', None) or []
+    sub_indents = [(item, item.trivia.indent) for _key, item in body if _is_table(item) and hasattr(item, 'trivia')]
     table[key] = value
     _set_indent(table[key], indent)
+    for item, sub_indent in sub_indents:
+        item.trivia.indent = sub_indent
 
 
 def _raw(item):
@@ -691,8 +700,9 @@ def remove_runtime(text, name, record=None):
     elif containerd is not None and current_default == name:
         if record.get('default_changed'):
             _restore_default(containerd, record)
-        elif kept is False and (has_record or name != TEMPLATE_RUNTIME):
-            # The table went, so a default naming it would leave containerd without its default runtime.
+        elif kept is False and not has_record and name != TEMPLATE_RUNTIME:
+            # Huawei's uninstall: the table went, and a default naming it would leave containerd without
+            # its default runtime. With a record the default was there before the module (it is left).
             _restore_default(containerd, record)
 
     # Deepest first, so a parent emptied by pruning its child is pruned too.
