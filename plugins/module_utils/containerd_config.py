@@ -155,6 +155,38 @@ def parse_config(text):
         raise ContainerdConfigError('not valid TOML: %s' % (error or type(error).__name__))
 
 
+ROUND_TRIP_REFUSAL = 'would not write the parts of the file the module does not own back byte for byte'
+
+
+def _parse_for_edit(text):
+    """Parse a config about to be edited; refuse one tomlkit would not write back as it was read.
+
+    tomlkit re-indents some layouts on its own (sibling table headers indented below a parent that
+    has no header of its own); an edit would then change lines the module does not own.
+    """
+    document = parse_config(text)
+    if tomlkit.dumps(document) != text:
+        raise ContainerdConfigError('tomlkit %s %s (typically table headers indented below a table that has no '
+                                    'header of its own); Fix: indent those headers as their parent table is '
+                                    'indented, or not at all, then run again' % (tomlkit.__version__, ROUND_TRIP_REFUSAL))
+    return document
+
+
+def _written_back(document):
+    """The text of an edited document, refused when tomlkit would not read it back as written.
+
+    Adding a sibling below an indented header whose parent has no header gives such a layout; the
+    next run would then change lines the module does not own, so nothing is written.
+    """
+    text = tomlkit.dumps(document)
+    if tomlkit.dumps(tomlkit.parse(text)) != text:
+        raise ContainerdConfigError('tomlkit %s %s once the runtime is added (table headers indented below a '
+                                    'table that has no header of its own); Fix: indent those headers as their '
+                                    'parent table is indented, or not at all, then run again'
+                                    % (tomlkit.__version__, ROUND_TRIP_REFUSAL))
+    return text
+
+
 def config_version(document):
     """The version containerd will read the document as: 1, 2, 3 or 4."""
     if 'version' not in document:
@@ -535,7 +567,7 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         # A new table must start on a line of its own; the removal takes the line break away again.
         text += '\n'
         record['newline_added'] = True
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     version, plugin, containerd_path = _runtimes_path(document)
     runtimes_path = containerd_path + ['runtimes']
     indent_step = _indent_step(document, runtimes_path + [TEMPLATE_RUNTIME])
@@ -612,7 +644,7 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     for path in created:
         if path not in record['created_tables']:
             record['created_tables'].append(path)
-    return tomlkit.dumps(document), record, {'config_version': version, 'cri_plugin': plugin}
+    return _written_back(document), record, {'config_version': version, 'cri_plugin': plugin}
 
 
 def _restore_default(containerd, record):
@@ -672,7 +704,7 @@ def remove_runtime(text, name, record=None):
     ``info['runtime_kept']`` is True when, without a record, the runtime table was left in place
     because it holds settings of its own (see the module docstring).
     """
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     version, plugin, containerd_path = _runtimes_path(document)
     has_record = bool(record)
     record = _copy_record(record)
@@ -795,7 +827,7 @@ def add_import(text, import_path):
     covers ``import_path`` leaves the text alone. ``record`` says what was done, so that
     ``remove_import`` restores the bytes. containerd reads ``imports`` from version 2 on.
     """
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     version = config_version(document)
     if version < 2:
         raise ContainerdConfigError('config version %d has no imports (containerd reads them from version 2 on); '
@@ -829,7 +861,7 @@ def add_import(text, import_path):
 @_clean_errors
 def remove_import(text, import_path, record=None):
     """Undo ``add_import``: drop the entry, and the line when ``add_import`` created it."""
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     if IMPORTS_KEY not in document or not isinstance(_plain(document[IMPORTS_KEY]), list):
         return text
     imports = _plain(document[IMPORTS_KEY])
