@@ -18,7 +18,7 @@ def test_a_manual_install_taken_over_comes_back_byte_for_byte():
     new, record, _info = containerd_config.add_runtime(original, 'ascend', OTHER_BINARY, True)
     assert record['runtime_created'] is False
     assert record['runtime_previous']['values'] == [[['options', 'BinaryName'], '"%s"' % BINARY]]
-    assert containerd_config.effective_runtime(new, 'ascend') [1]['options']['BinaryName'] == OTHER_BINARY
+    assert containerd_config.effective_runtime(new, 'ascend')[1]['options']['BinaryName'] == OTHER_BINARY
     again, record_again, _info = containerd_config.add_runtime(new, 'ascend', OTHER_BINARY, True, record)
     assert again == new and record_again == record
     restored, info = containerd_config.remove_runtime(new, 'ascend', record)
