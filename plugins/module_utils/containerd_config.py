@@ -345,9 +345,9 @@ def _ensure_table(document, path, created, indent_step, indents, headed=()):
             if not _is_table(current):
                 raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(path[:depth + 1]), type(_plain(current)).__name__))
             if _is_inline(current):
+                dotted = _dotted(path[:depth + 1])
                 raise ContainerdConfigError('%s is an inline table ({...}), which cannot hold the runtime table; '
-                                            'Fix: write it as [%s] sections' % (_dotted(path[:depth + 1]),
-                                                                               _dotted(path[:depth + 1])))
+                                            'Fix: write it as [%s] sections' % (dotted, dotted))
             continue
         # Intermediate tables only exist to hold the leaf, so they print no header of their own.
         current[key] = tomlkit.table(is_super_table=depth not in headed)

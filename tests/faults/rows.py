@@ -330,7 +330,10 @@ RESTART_CONTAINERD = ("exec", ["systemctl", "restart", "containerd"])
 UNDO_ROWS = [
     {
         "id": "U1", "fault": "pre-existing runtime undone (manual runtimes.ascend, default ascend; site, uninstall)",
-        "before": [("playbook", "container_runtime_uninstall", {}), ("save", "/etc/containerd/config.toml")],
+        # The role once (it installs python3-tomlkit, which the uninstall needs), then its
+        # uninstall: the node as the operator had it, whatever rows ran before.
+        "before": [("playbook", "container_runtime", {}), ("playbook", "container_runtime_uninstall", {}),
+                   ("save", "/etc/containerd/config.toml")],
         "inject": [MANUAL_ASCEND, RESTART_CONTAINERD],
         "run": ("container_runtime_then_uninstall", {}),
         # Not a failure: both runs must succeed and leave the operator's entry as it was.
