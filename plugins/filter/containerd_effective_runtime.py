@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 # Only the version table: the node-side editing needs tomlkit, reading here needs only tomllib.
 from ansible_collections.npu.ascend.plugins.module_utils.containerd_config import (
-    CRI_PLUGIN_BY_VERSION, VERSION_WHEN_MISSING)
+    CRI_PLUGIN_BY_VERSION, VERSION_WHEN_MISSING, option_value)
 
 
 def containerd_effective_runtime(config_text, name='ascend'):
@@ -34,7 +34,8 @@ def containerd_effective_runtime(config_text, name='ascend'):
         'cri_plugin': plugin,
         'default_runtime_name': containerd.get('default_runtime_name'),
         'runtime': runtime,
-        'binary_name': (runtime or {}).get('options', {}).get('BinaryName'),
+        # containerd matches option keys case-insensitively (kubespray writes binaryName).
+        'binary_name': option_value((runtime or {}).get('options', {}), 'BinaryName'),
         'imports': document.get('imports', []),
     }
 

@@ -20,12 +20,26 @@ The runtime table ``<cri>.containerd.runtimes.<name>`` is a copy of the ``runc``
 ``options.BinaryName`` pointing at the wrapper binary. Without a ``runc`` table Huawei's defaults
 apply: ``runtime_type = "io.containerd.runc.v2"`` and ``options.SystemdCgroup = true``.
 
+A version 2 file can also hold the tables of containerd 2.x (``io.containerd.cri.v1.runtime``):
+containerd 2.x reads such a file, migrates its ``io.containerd.grpc.v1.cri`` part and keeps the 2.x
+tables as they are, so the runtime goes where the file's runtimes live (``cri_plugin_of``).
+
+The options of a runtime are decoded by containerd into the runc shim's options struct, which
+matches keys case-insensitively (``binaryName`` is ``BinaryName``): an option is edited in the
+spelling the file has, never added in a second one.
+
 ``add_runtime`` returns, beside the new text, a *record* of what it changed (JSON-serialisable):
-whether it created the runtime table, which parent tables it created, and the previous value of
-``default_runtime_name`` in its original TOML spelling. ``remove_runtime`` uses the record to undo
-exactly that: the previous default comes back with its quoting and comment, and only tables the
-record says were created (and that are empty again) are pruned. Without a record it does what
-Huawei's uninstall does: delete the runtime table and reset a default naming it to ``runc``.
+whether it created the runtime table, which parent tables it created, the previous value of
+``default_runtime_name`` in its original TOML spelling and, for a runtime table that existed
+before (a manual Huawei install's ``ascend``), the previous spelling of every key it changed in
+that table (``runtime_previous``). ``remove_runtime`` uses the record to undo exactly that: the
+previous default comes back with its quoting and comment, a table taken over gets its old values
+back and stays, and only tables the record says were created (and that are empty again) are
+pruned. Without a record it does what Huawei's uninstall does (delete the runtime table and reset
+a default naming it to ``runc``), but only for a table that holds nothing beyond what Huawei's
+installer writes (a copy of ``runc`` with its own ``BinaryName``): a table with settings of its
+own is kept, with the default naming it (``info['runtime_kept']`` says so), since nothing proves
+it was ours to delete; and ``runc`` itself is never deleted.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,6 +48,7 @@ __metaclass__ = type
 
 import copy
 import fnmatch
+import functools
 import os
 import re
 import traceback
@@ -46,11 +61,13 @@ except ImportError:  # pragma: no cover - Python 2 only, which modules here do n
 try:
     import tomlkit
     from tomlkit.exceptions import ParseError as TomlParseError
+    from tomlkit.exceptions import TOMLKitError as TomlkitError
     from tomlkit.items import Whitespace as TomlWhitespace
     TOMLKIT_IMPORT_ERROR = None
 except ImportError:  # the module reports it with missing_required_lib
     tomlkit = None
     TomlParseError = None
+    TomlkitError = None
     TomlWhitespace = None
     TOMLKIT_IMPORT_ERROR = traceback.format_exc()
 
@@ -61,6 +78,18 @@ CRI_PLUGIN_BY_VERSION = {
     # containerd 2.2 and later write version 4; the CRI runtime table did not move.
     4: 'io.containerd.cri.v1.runtime',
 }
+# The CRI plugin tables containerd reads runtimes from, per config version. containerd 2.x reads a
+# version 2 file and migrates its io.containerd.grpc.v1.cri part; 2.x tables there stay as they are
+# (checked with containerd 2.4: a runtime under grpc.v1.cri next to a cri.v1.runtime table is lost).
+CRI_PLUGINS_READ_BY_VERSION = {
+    1: ('cri',),
+    2: ('io.containerd.grpc.v1.cri', 'io.containerd.cri.v1.runtime'),
+    3: ('io.containerd.cri.v1.runtime',),
+    4: ('io.containerd.cri.v1.runtime',),
+}
+# Options containerd decodes case-insensitively into the runc shim's options (facts in docs/container-runtime.md).
+BINARY_NAME_OPTION = 'BinaryName'
+SYSTEMD_CGROUP_OPTION = 'SystemdCgroup'
 # containerd treats a config without `version` as version 1.
 VERSION_WHEN_MISSING = 1
 DEFAULT_RUNTIME_TYPE = 'io.containerd.runc.v2'
@@ -113,11 +142,49 @@ def holds_only_version(text):
 
 def parse_config(text):
     require_tomlkit()
+    if not isinstance(text, str):
+        raise ContainerdConfigError('not text (%s)' % type(text).__name__)
     try:
         return tomlkit.parse(text)
     except TomlParseError as error:
         # tomlkit's message already ends with "at line L col C".
         raise ContainerdConfigError('not valid TOML: %s' % error)
+    except (TomlkitError, ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+        # tomlkit reports some malformed documents (a key defined twice, deep nesting, stray
+        # control characters) with other exceptions than ParseError.
+        raise ContainerdConfigError('not valid TOML: %s' % (error or type(error).__name__))
+
+
+ROUND_TRIP_REFUSAL = 'would not write the parts of the file the module does not own back byte for byte'
+
+
+def _parse_for_edit(text):
+    """Parse a config about to be edited; refuse one tomlkit would not write back as it was read.
+
+    tomlkit re-indents some layouts on its own (sibling table headers indented below a parent that
+    has no header of its own); an edit would then change lines the module does not own.
+    """
+    document = parse_config(text)
+    if tomlkit.dumps(document) != text:
+        raise ContainerdConfigError('tomlkit %s %s (typically table headers indented below a table that has no '
+                                    'header of its own); Fix: indent those headers as their parent table is '
+                                    'indented, or not at all, then run again' % (tomlkit.__version__, ROUND_TRIP_REFUSAL))
+    return document
+
+
+def _written_back(document):
+    """The text of an edited document, refused when tomlkit would not read it back as written.
+
+    Adding a sibling below an indented header whose parent has no header gives such a layout; the
+    next run would then change lines the module does not own, so nothing is written.
+    """
+    text = tomlkit.dumps(document)
+    if tomlkit.dumps(tomlkit.parse(text)) != text:
+        raise ContainerdConfigError('tomlkit %s %s once the runtime is added (table headers indented below a '
+                                    'table that has no header of its own); Fix: indent those headers as their '
+                                    'parent table is indented, or not at all, then run again'
+                                    % (tomlkit.__version__, ROUND_TRIP_REFUSAL))
+    return text
 
 
 def config_version(document):
@@ -134,10 +201,36 @@ def cri_plugin(version):
     return CRI_PLUGIN_BY_VERSION[version]
 
 
+def cri_plugin_of(document, version):
+    """The CRI plugin table the runtimes of ``document`` live in, for the containerd reading ``version``.
+
+    A version 2 file written for containerd 2.x holds ``io.containerd.cri.v1.runtime`` tables under
+    its ``version = 2`` header; containerd 2.x honours them there, so that is where runtimes go.
+    A file holding a ``containerd`` table under two of them is refused: which one wins depends on
+    containerd's migration, and either choice could register a runtime containerd never reads.
+    """
+    candidates = CRI_PLUGINS_READ_BY_VERSION[version]
+    plugins = document.get('plugins') if 'plugins' in document else None
+    if len(candidates) == 1 or not _is_table(plugins):
+        return cri_plugin(version)
+    present = [name for name in candidates if _is_table(plugins.get(name))]
+    holding = [name for name in present if 'containerd' in plugins[name]]
+    if len(holding) > 1:
+        raise ContainerdConfigError(
+            'the file says version %d but holds containerd runtime tables under both %s; containerd 2.x migrates '
+            'one over the other, so a runtime in either may be lost. Fix: run `containerd config migrate` and keep '
+            'one of them' % (version, ' and '.join('plugins."%s".containerd' % name for name in holding)))
+    if holding:
+        return holding[0]
+    # No runtimes yet: a file with containerd 2.x tables is a containerd 2.x file.
+    return candidates[-1] if candidates[-1] in present else cri_plugin(version)
+
+
 def describe(text):
     """Version and CRI plugin table of a config text, as ``(version, plugin)``."""
-    version = config_version(parse_config(text))
-    return version, cri_plugin(version)
+    document = parse_config(text)
+    version = config_version(document)
+    return version, cri_plugin_of(document, version)
 
 
 def _plain(value):
@@ -220,6 +313,25 @@ def _ends_with_blank_line(table):
     return TomlWhitespace is not None and isinstance(last, TomlWhitespace) and '\n' in last.as_string()
 
 
+def _is_inline(value):
+    return tomlkit is not None and isinstance(value, tomlkit.items.InlineTable)
+
+
+def _clean_errors(function):
+    """Turn what tomlkit raises on a document it cannot edit into a ContainerdConfigError."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ContainerdConfigError:
+            raise
+        except (TomlkitError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as error:
+            raise ContainerdConfigError('cannot edit the file safely (%s: %s); Fix: write the tables along '
+                                        'plugins.<cri plugin>.containerd.runtimes as [table] sections'
+                                        % (type(error).__name__, error))
+    return wrapper
+
+
 def _ensure_table(document, path, created, indent_step, indents, headed=()):
     """Return the table at ``path``, creating missing ones; created paths are appended to ``created``.
 
@@ -232,6 +344,10 @@ def _ensure_table(document, path, created, indent_step, indents, headed=()):
             current = current[key]
             if not _is_table(current):
                 raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(path[:depth + 1]), type(_plain(current)).__name__))
+            if _is_inline(current):
+                dotted = _dotted(path[:depth + 1])
+                raise ContainerdConfigError('%s is an inline table ({...}), which cannot hold the runtime table; '
+                                            'Fix: write it as [%s] sections' % (dotted, dotted))
             continue
         # Intermediate tables only exist to hold the leaf, so they print no header of their own.
         current[key] = tomlkit.table(is_super_table=depth not in headed)
@@ -296,12 +412,21 @@ def _steps_of(template, indent_step):
 
 
 def _set_value(table, key, value, indent):
-    """Set a plain key, keeping the old item's indentation and comment when it exists."""
+    """Set a plain key, keeping the old item's indentation and comment when it exists.
+
+    A new key goes before the table's sub-tables, and tomlkit puts a line break in front of the
+    first of them; that line break would outlive the key's removal, so the sub-tables keep the
+    indentation they had.
+    """
     if key in table:
         table[key] = value
         return
+    body = getattr(getattr(table, 'value', None), 'body', None) or []
+    sub_indents = [(item, item.trivia.indent) for _key, item in body if _is_table(item) and hasattr(item, 'trivia')]
     table[key] = value
     _set_indent(table[key], indent)
+    for item, sub_indent in sub_indents:
+        item.trivia.indent = sub_indent
 
 
 def _raw(item):
@@ -311,6 +436,27 @@ def _raw(item):
 def _restore_raw(table, key, raw):
     """Put back a value from its recorded TOML spelling (e.g. ``'runc'`` in single quotes)."""
     table[key] = tomlkit.parse('value = ' + raw)['value']
+
+
+def option_key(options, option):
+    """The spelling ``options`` has for ``option`` (containerd matches option keys case-insensitively).
+
+    Returns ``option`` itself when the table has no spelling of it; a table with two spellings of
+    one option is refused, since which one containerd uses depends on its decoder's key order.
+    """
+    spellings = [key for key in options.keys() if isinstance(key, str) and key.lower() == option.lower()]
+    if len(spellings) > 1:
+        raise ContainerdConfigError('the options %s are one option to containerd (it matches option keys '
+                                    'case-insensitively); Fix: keep one of them' % ' and '.join(sorted(spellings)))
+    return spellings[0] if spellings else option
+
+
+def option_value(options, option):
+    """The value of ``option`` in a plain or tomlkit options table, whatever its letter case; None when unset."""
+    if not isinstance(options, MutableMapping) and not isinstance(options, dict):
+        return None
+    key = option_key(options, option)
+    return _plain(options.get(key))
 
 
 def _runtime_values(template, binary_name):
@@ -323,8 +469,9 @@ def _runtime_values(template, binary_name):
         options = {}
         values['options'] = options
     if template is None:
-        options.setdefault('SystemdCgroup', True)
-    options['BinaryName'] = binary_name
+        options.setdefault(SYSTEMD_CGROUP_OPTION, True)
+    # A template spelling it `binaryName` (kubespray) gets its own spelling set, not a second key.
+    options[option_key(options, BINARY_NAME_OPTION)] = binary_name
     # The options table comes last, as in containerd's own output.
     values['options'] = values.pop('options')
     return values
@@ -348,14 +495,58 @@ def _copy_record(record):
     return merged
 
 
+def _runtimes_path(document):
+    version = config_version(document)
+    plugin = cri_plugin_of(document, version)
+    return version, plugin, ['plugins', plugin, 'containerd']
+
+
 def template_runtime(text):
     """The ``runc`` runtime table of config ``text`` as plain values, or None when it has none."""
     document = parse_config(text)
-    runtimes = _table_at(document, ['plugins', cri_plugin(config_version(document)), 'containerd', 'runtimes'])
+    _version, _plugin, containerd_path = _runtimes_path(document)
+    runtimes = _table_at(document, containerd_path + ['runtimes'])
     template = runtimes.get(TEMPLATE_RUNTIME) if runtimes is not None else None
     return _plain(template) if _is_table(template) else None
 
 
+def _remember(takeover, path, table, key):
+    """Record, once, the TOML spelling ``key`` of a taken-over table had before its first change (None: absent)."""
+    if any(recorded == path for recorded, _raw_value in takeover['values']):
+        return
+    takeover['values'].append([list(path), _raw(table[key]) if key in table else None])
+
+
+def _take_over(existing, record, binary_name, indent_step, indents):
+    """Correct ``BinaryName`` (and a missing ``runtime_type``) of a runtime table that was there before.
+
+    What each changed key held before the module's first change goes to ``record['runtime_previous']``,
+    so that undoing puts the operator's entry back instead of deleting it.
+    """
+    takeover = record.get('runtime_previous')
+    if not isinstance(takeover, dict):
+        takeover = {'values': [], 'tables': []}
+    options = existing.get('options')
+    if options is None:
+        existing['options'] = tomlkit.table()
+        options = existing['options']
+        indents.append((options, _header_indent(existing) + indent_step, None))
+        if ['options'] not in takeover['tables']:
+            takeover['tables'].append(['options'])
+    elif not _is_table(options):
+        raise ContainerdConfigError('options of the runtime is a %s, not a table' % type(_plain(options)).__name__)
+    key = option_key(options, BINARY_NAME_OPTION)
+    if _plain(options.get(key)) != binary_name:
+        _remember(takeover, ['options', key], options, key)
+        _set_value(options, key, binary_name, _value_indent(options) or _header_indent(options) + indent_step)
+    if 'runtime_type' not in existing:
+        _remember(takeover, ['runtime_type'], existing, 'runtime_type')
+        _set_value(existing, 'runtime_type', DEFAULT_RUNTIME_TYPE,
+                   _value_indent(existing) or _header_indent(existing) + indent_step)
+    record['runtime_previous'] = takeover
+
+
+@_clean_errors
 def add_runtime(text, name, binary_name, make_default, record=None, template=None):
     """Register runtime ``name`` in config ``text``.
 
@@ -365,16 +556,19 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     back the recorded previous default (or ``runc``) when it is. ``template`` (plain values, see
     ``template_runtime``) replaces the ``runc`` table of ``text`` as the model of a new runtime, for
     a drop-in file whose ``runc`` lives in the main config.
+
+    A runtime table that exists and that no record says this module created is taken over: only
+    ``options.BinaryName`` (in the spelling the file has) and a missing ``runtime_type`` are set, and
+    their previous values go into the record (``runtime_previous``), even when nothing changes, so
+    that ``remove_runtime`` gives the entry back instead of deleting it.
     """
     record = _copy_record(record)
     if text and not text.endswith('\n'):
         # A new table must start on a line of its own; the removal takes the line break away again.
         text += '\n'
         record['newline_added'] = True
-    document = parse_config(text)
-    version = config_version(document)
-    plugin = cri_plugin(version)
-    containerd_path = ['plugins', plugin, 'containerd']
+    document = _parse_for_edit(text)
+    version, plugin, containerd_path = _runtimes_path(document)
     runtimes_path = containerd_path + ['runtimes']
     indent_step = _indent_step(document, runtimes_path + [TEMPLATE_RUNTIME])
     # tomlkit may add line breaks to the indentation of tables that follow a key it inserts, so
@@ -388,8 +582,11 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
                                headed=(len(containerd_path) - 1,) if make_default else ())
     current_default = _plain(containerd.get('default_runtime_name'))
     if make_default and current_default != name:
-        record['default_changed'] = True
-        record['previous_default'] = _raw(containerd['default_runtime_name']) if 'default_runtime_name' in containerd else None
+        if not record['default_changed']:
+            # The default before the module's *first* change is the one undo puts back.
+            record['default_changed'] = True
+            record['previous_default'] = (_raw(containerd['default_runtime_name'])
+                                          if 'default_runtime_name' in containerd else None)
         if containerd_existed_headless and containerd_path not in record['headed_tables']:
             # The key gives the table a header line of its own, to be taken out with the key.
             record['headed_tables'].append(containerd_path)
@@ -397,8 +594,16 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         if key_indent is None:
             key_indent = _header_indent(containerd) + indent_step
         _set_value(containerd, 'default_runtime_name', name, key_indent)
+        record['default_set_to'] = name
     elif not make_default and current_default == name:
-        _restore_default(containerd, record)
+        if record['default_changed']:
+            _restore_default(containerd, record)
+        else:
+            # Someone else made it the default (a manual install): remember that for the undo.
+            record['default_changed'] = True
+            record['previous_default'] = _raw(containerd['default_runtime_name'])
+            containerd['default_runtime_name'] = FALLBACK_DEFAULT_RUNTIME
+            record['default_set_to'] = FALLBACK_DEFAULT_RUNTIME
 
     runtimes = _ensure_table(document, runtimes_path, created, indent_step, indents)
     existing = runtimes.get(name)
@@ -423,18 +628,13 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         runtimes[name] = _build_table(_runtime_values(template, binary_name), blank_line_after)
         indents.append((runtimes[name], header_indent, steps))
         record['runtime_created'] = True
+        record.pop('runtime_previous', None)
+    elif record['runtime_created']:
+        # Our own table (an earlier run made it): correct the binary, nothing to remember.
+        scratch = {'values': [], 'tables': []}
+        _take_over(existing, {'runtime_previous': scratch}, binary_name, indent_step, indents)
     else:
-        options = existing.get('options')
-        if options is None:
-            existing['options'] = tomlkit.table()
-            options = existing['options']
-            indents.append((options, _header_indent(existing) + indent_step, None))
-        elif not _is_table(options):
-            raise ContainerdConfigError('%s.options is not a table' % _dotted(runtimes_path + [name]))
-        if _plain(options.get('BinaryName')) != binary_name:
-            _set_value(options, 'BinaryName', binary_name, _value_indent(options) or _header_indent(options) + indent_step)
-        if 'runtime_type' not in existing:
-            _set_value(existing, 'runtime_type', DEFAULT_RUNTIME_TYPE, _value_indent(existing) or _header_indent(existing) + indent_step)
+        _take_over(existing, record, binary_name, indent_step, indents)
 
     for item, indent, steps in indents:
         if steps:
@@ -444,7 +644,7 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     for path in created:
         if path not in record['created_tables']:
             record['created_tables'].append(path)
-    return tomlkit.dumps(document), record, {'config_version': version, 'cri_plugin': plugin}
+    return _written_back(document), record, {'config_version': version, 'cri_plugin': plugin}
 
 
 def _restore_default(containerd, record):
@@ -458,23 +658,84 @@ def _restore_default(containerd, record):
         containerd['default_runtime_name'] = FALLBACK_DEFAULT_RUNTIME
     record['default_changed'] = False
     record['previous_default'] = None
+    record.pop('default_set_to', None)
 
 
+def _give_back(table, takeover):
+    """Put the recorded values of a taken-over runtime table back, newest change first."""
+    for path, raw in reversed(takeover.get('values') or []):
+        parent = _table_at(table, path[:-1]) if len(path) > 1 else table
+        if parent is None:
+            continue
+        if raw is None:
+            if path[-1] in parent:
+                del parent[path[-1]]
+        else:
+            _restore_raw(parent, path[-1], raw)
+    for path in sorted(takeover.get('tables') or [], key=len, reverse=True):
+        sub = _table_at(table, path)
+        if sub is not None and len(sub) == 0:
+            parent = _table_at(table, path[:-1]) if len(path) > 1 else table
+            del parent[path[-1]]
+
+
+def _huawei_copy(runtime, runtimes):
+    """Whether a runtime table holds nothing beyond what Huawei's installer writes: a copy of ``runc``
+    (or, without one, the installer's defaults) with a ``BinaryName`` of its own."""
+    values = _plain(runtime)
+    if not isinstance(values, dict):
+        return False
+    model = _runtime_values(runtimes.get(TEMPLATE_RUNTIME) if _is_table(runtimes.get(TEMPLATE_RUNTIME)) else None, '')
+
+    def without_binary(plain):
+        plain = copy.deepcopy(plain)
+        options = plain.get('options')
+        if isinstance(options, dict):
+            for key in [key for key in options if key.lower() == BINARY_NAME_OPTION.lower()]:
+                del options[key]
+        return plain
+    return without_binary(values) == without_binary(model)
+
+
+@_clean_errors
 def remove_runtime(text, name, record=None):
-    """Unregister runtime ``name``; returns ``(new_text, info)`` like ``add_runtime``."""
-    document = parse_config(text)
-    version = config_version(document)
-    plugin = cri_plugin(version)
-    containerd_path = ['plugins', plugin, 'containerd']
+    """Unregister runtime ``name``; returns ``(new_text, info)`` like ``add_runtime``.
+
+    ``info['runtime_kept']`` is True when, without a record, the runtime table was left in place
+    because it holds settings of its own (see the module docstring).
+    """
+    document = _parse_for_edit(text)
+    version, plugin, containerd_path = _runtimes_path(document)
+    has_record = bool(record)
     record = _copy_record(record)
+    kept = False
 
     runtimes = _table_at(document, containerd_path + ['runtimes'])
     if runtimes is not None and name in runtimes:
-        del runtimes[name]
+        takeover = record.get('runtime_previous')
+        if record['runtime_created']:
+            del runtimes[name]
+        elif isinstance(takeover, dict) and _is_table(runtimes[name]):
+            _give_back(runtimes[name], takeover)
+            kept = None  # the operator's own entry, back as it was
+        elif name != TEMPLATE_RUNTIME and _huawei_copy(runtimes[name], runtimes):
+            del runtimes[name]
+        else:
+            kept = True
 
     containerd = _table_at(document, containerd_path)
-    if containerd is not None and _plain(containerd.get('default_runtime_name')) == name:
+    current_default = _plain(containerd.get('default_runtime_name')) if containerd is not None else None
+    if (containerd is not None and record.get('default_changed') and current_default is not None
+            and current_default == record.get('default_set_to')):
+        # The default this module wrote (the runtime, or runc in its place) is still there.
         _restore_default(containerd, record)
+    elif containerd is not None and current_default == name:
+        if record.get('default_changed'):
+            _restore_default(containerd, record)
+        elif kept is False and not has_record and name != TEMPLATE_RUNTIME:
+            # Huawei's uninstall: the table went, and a default naming it would leave containerd without
+            # its default runtime. With a record the default was there before the module (it is left).
+            _restore_default(containerd, record)
 
     # Deepest first, so a parent emptied by pruning its child is pruned too.
     for path in sorted(record.get('created_tables') or [], key=len, reverse=True):
@@ -490,7 +751,7 @@ def remove_runtime(text, name, record=None):
         text = _drop_header_line(text, path)
     if record.get('newline_added') and text.endswith('\n'):
         text = text[:-1]
-    return text, {'config_version': version, 'cri_plugin': plugin}
+    return text, {'config_version': version, 'cri_plugin': plugin, 'runtime_kept': kept is True}
 
 
 def _header_path(line):
@@ -529,7 +790,7 @@ def _drop_header_line(text, path):
 def effective_runtime(text, name):
     """What containerd would read for runtime ``name``: ``(default_runtime_name, runtime dict or None)``."""
     document = parse_config(text)
-    containerd = _table_at(document, ['plugins', cri_plugin(config_version(document)), 'containerd'])
+    containerd = _table_at(document, _runtimes_path(document)[2])
     if containerd is None:
         return None, None
     runtimes = containerd.get('runtimes')
@@ -538,13 +799,26 @@ def effective_runtime(text, name):
 
 
 IMPORTS_KEY = 'imports'
-_VERSION_LINE = re.compile(r'^version\s*=.*$', re.M)
+# The top-level `version` key as TOML allows it: indented, bare or quoted; its line ends the match.
+_VERSION_LINE = re.compile(r'^[ \t]*(?:version|"version"|\'version\')[ \t]*=[^\n]*$', re.M)
+_TABLE_HEADER = re.compile(r'^[ \t]*\[', re.M)
+
+
+def _version_line(text):
+    """The match of the top-level ``version`` line: the one before the first table header."""
+    header = _TABLE_HEADER.search(text)
+    match = _VERSION_LINE.search(text, 0, header.start() if header else len(text))
+    if match is None:
+        raise ContainerdConfigError('cannot find the line of the top-level version key (it is not written as '
+                                    '`version = N` on a line of its own); Fix: write it so, then run again')
+    return match
 
 
 def _covered_by(import_path, entries):
     return any(entry == import_path or fnmatch.fnmatchcase(import_path, entry) for entry in entries)
 
 
+@_clean_errors
 def add_import(text, import_path):
     """Make config ``text`` import ``import_path``; returns ``(new_text, record)``.
 
@@ -553,7 +827,7 @@ def add_import(text, import_path):
     covers ``import_path`` leaves the text alone. ``record`` says what was done, so that
     ``remove_import`` restores the bytes. containerd reads ``imports`` from version 2 on.
     """
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     version = config_version(document)
     if version < 2:
         raise ContainerdConfigError('config version %d has no imports (containerd reads them from version 2 on); '
@@ -570,7 +844,7 @@ def add_import(text, import_path):
         return tomlkit.dumps(document), record
     # tomlkit would add blank lines around a key it inserts before a table; a line of our own
     # after `version` is exactly one line, which removal takes out again.
-    match = _VERSION_LINE.search(text)
+    match = _version_line(text)
     line = '%s = [%s]\n' % (IMPORTS_KEY, tomlkit.string(import_path).as_string())
     end = match.end()
     record['imports_created'] = True
@@ -584,9 +858,10 @@ def add_import(text, import_path):
     return new_text, record
 
 
+@_clean_errors
 def remove_import(text, import_path, record=None):
     """Undo ``add_import``: drop the entry, and the line when ``add_import`` created it."""
-    document = parse_config(text)
+    document = _parse_for_edit(text)
     if IMPORTS_KEY not in document or not isinstance(_plain(document[IMPORTS_KEY]), list):
         return text
     imports = _plain(document[IMPORTS_KEY])

@@ -131,7 +131,14 @@ def run(module):
     key = RECORD_KEY_PREFIX + params['import']
     result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
               'state_file': containerd_config.state_file_path(path)}
-    if not os.path.isfile(path):
+    if os.path.isdir(path):
+        module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the main '
+                             'config file (for example %s/config.toml)' % (path, path.rstrip('/')), **result)
+    if params['state'] == 'present' and os.path.isdir(params['import']):
+        module.fail_json(msg='containerd config %s: the import %s is a directory, which containerd cannot load; '
+                             'nothing was changed. Fix: import the drop-in file itself (or a glob such as %s/*.toml)'
+                             % (path, params['import'], params['import'].rstrip('/')), **result)
+    if not os.path.lexists(path):
         if params['state'] == 'absent':
             module.exit_json(**result)
         module.fail_json(msg='%s does not exist; the main containerd config must exist before it can import a '

@@ -24,16 +24,29 @@ description:
     C(runtime_type), C(options.SystemdCgroup) and the other settings follow the node's own runc; its
     C(options.BinaryName) is set to O(binary_name). Without a C(runc) table it gets
     C(runtime_type = "io.containerd.runc.v2") and C(options.SystemdCgroup = true), as Huawei's installer does.
-    A runtime that already exists keeps its settings; only C(options.BinaryName) is corrected.
+    A runtime that already exists keeps its settings; only C(options.BinaryName) is corrected (and a missing
+    C(runtime_type) added).
+  - containerd reads runtime options case-insensitively (kubespray writes C(binaryName), C(systemdCgroup)); an
+    option is set in the spelling the file has, so the result never holds two spellings of one option. A runtime
+    table already holding two spellings of C(BinaryName) is refused.
+  - A version 2 file that holds containerd 2.x tables (C(plugins."io.containerd.cri.v1.runtime")) gets the runtime
+    there, where containerd 2.x reads it; one holding runtimes under both CRI tables is refused.
   - Everything the module does not own stays byte for byte as it was - comments, key order, blank lines,
     quoting, indentation. New tables are indented the way the file indents its tables.
   - What O(state=present) changed is recorded in a hidden file beside the config,
     C(.<file name>.npu_ascend.json) (for example C(/etc/containerd/.config.toml.npu_ascend.json)), mode
     0600. O(state=absent) uses it to undo exactly that - the previous C(default_runtime_name) comes back
     with its own spelling, tables the module created are pruned when empty, and a file the module created
-    is deleted again - so present followed by absent restores the original bytes. Without that record
-    absent does what Huawei's uninstall does - deletes the runtime table and resets a
-    C(default_runtime_name) naming it to C(runc).
+    is deleted again - so present followed by absent restores the original bytes.
+  - A runtime table of the requested name that existed before the module's first change (a manual Huawei install
+    leaves C(runtimes.ascend) and C(default_runtime_name = "ascend")) is taken over, not replaced - its previous
+    values are recorded, even when present changes nothing, and O(state=absent) puts them back and keeps the
+    table and the default naming it, byte for byte as they were.
+  - Without a record, O(state=absent) does what Huawei's uninstall does (deletes the runtime table and resets a
+    C(default_runtime_name) naming it to C(runc)) only for a table that holds nothing beyond what Huawei's
+    installer writes - a copy of the C(runc) table with its own C(BinaryName). A table with settings of its own
+    is kept with the default naming it, and a warning names it - nothing proves it was ours to delete. The
+    C(runc) table itself is never deleted.
   - A file that is not valid TOML, has an unknown C(version), or holds a non-table where a table must be,
     is refused with the reason (for TOML errors the line and column) and left untouched.
   - A missing file is created from the output of the node's own C(containerd config default), then edited.
@@ -70,6 +83,14 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  rewrite_runc:
+    description:
+      - Allow O(name=runc), that is editing the C(runc) runtime itself (its C(options.BinaryName)) - the table new
+        runtimes are copied from and the default containerd falls back to. Old Huawei installers pointed runc at
+        the wrapper this way; every container then runs through it.
+      - V(false) refuses such a change with a message; O(state=absent) of a recorded change needs no opt-in.
+    type: bool
+    default: false
   backup:
     description:
       - Make a timestamped copy of the file before changing it.
@@ -156,6 +177,12 @@ EXAMPLES = r'''
 - name: Undo the registration
   npu.ascend.containerd_runtime:
     state: absent
+
+- name: Point the runc runtime itself at the wrapper (as old Huawei installers did), explicitly allowed
+  npu.ascend.containerd_runtime:
+    name: runc
+    default: false
+    rewrite_runc: true
 '''
 
 RETURN = r'''
@@ -242,6 +269,20 @@ def _template(module, template_config, version):
     return containerd_config.template_runtime(text)
 
 
+def _keep_takeover_record(module, state_file, params, exists, before, after, records, record):
+    """Save the record of a runtime table taken over even when present changes no byte of the file.
+
+    ``conclude`` saves records only with a change of the file; a manual install whose entry already
+    reads as wanted would otherwise leave no record, and a later absent could not tell the operator's
+    entry from ours.
+    """
+    if (params['state'] != 'present' or module.check_mode or not exists or after != before
+            or not record.get('runtime_previous') or records.get(params['name']) == record):
+        return
+    records[params['name']] = record
+    runtime_config_files.save_records(state_file, records)
+
+
 def run(module):
     params = module.params
     path = params['path']
@@ -255,7 +296,8 @@ def run(module):
         'state_file': containerd_config.state_file_path(path),
     }
     if os.path.isdir(path):
-        module.fail_json(msg='%s is a directory' % path, **result)
+        module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the '
+                             'config file (for example %s/config.toml)' % (path, path.rstrip('/')), **result)
 
     exists = os.path.exists(path)
     if not exists and params['state'] == 'absent':
@@ -285,11 +327,22 @@ def run(module):
                 record.setdefault('created_file_sha256', _sha256(base))
         else:
             after, info = containerd_config.remove_runtime(base, name, record)
+            if info.pop('runtime_kept'):
+                module.warn('%s: kept runtime %s (and a default naming it): no record says this module created '
+                            'it, and it holds settings beyond a copy of runc. Delete it by hand if it is not '
+                            'wanted' % (path, name))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
     result.update(info)
+    if (params['state'] == 'present' and name == containerd_config.TEMPLATE_RUNTIME and after != before
+            and not params['rewrite_runc']):
+        module.fail_json(msg='containerd config %s: refusing to rewrite the runc runtime itself (new runtimes are '
+                             'copied from it and containerd falls back to it); nothing was changed. Fix: register '
+                             'the wrapper under a name of its own (the default, ascend), or set rewrite_runc: true '
+                             'to change runc anyway' % path, **result)
+    _keep_takeover_record(module, result['state_file'], params, exists, before, after, records, record)
 
     # A file this module created goes again once it is back to what it was, or (a drop-in file) holds
     # nothing but its version any more.
@@ -311,6 +364,7 @@ def main():
             default=dict(type='bool', default=True),
             state=dict(type='str', default='present', choices=['present', 'absent']),
             backup=dict(type='bool', default=False),
+            rewrite_runc=dict(type='bool', default=False),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
             template_config=dict(type='path'),
         ),

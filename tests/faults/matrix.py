@@ -494,8 +494,18 @@ def run_row(lane, row):
         # The callback folds long messages at any space, so patterns are matched on one line.
         flat = re.sub(r"\s+", " ", text)
         unmatched = [key for key in ("host", "component", "cause", "fix")
-                     if not re.search(row["expect"][key], flat, re.S | re.I)]
-        if failed_run["rc"] == 0:
+                     if row.get("expect") is not None and not re.search(row["expect"][key], flat, re.S | re.I)]
+        recap = failed_run["recap"]
+        if row.get("expect") is None:
+            # A row of a situation the operator's node is in, not of a failure: the run must
+            # succeed, and still lose nothing.
+            if failed_run["rc"] != 0 or recap is None or recap["failed"] or recap["unreachable"]:
+                result["outcome"] = "FAILED (exit %d)" % failed_run["rc"]
+                result["problems"].append("the run was to succeed: %s"
+                                          % compact(text or failed_run["output"][-600:]))
+            else:
+                result["outcome"] = "succeeded as expected"
+        elif failed_run["rc"] == 0:
             result["outcome"] = "did not fail"
             result["problems"].append("the run with the fault exited 0")
         elif not text:
@@ -544,7 +554,7 @@ def run_row(lane, row):
         # A bug or an environment problem in one row must not hide the others' results.
         result["problems"].append("driver error: %r" % error)
         result["outcome"] = result["outcome"] if result["outcome"] != "not run" else "ERROR"
-    result["passed"] = (not result["problems"] and result["outcome"] == "failed as expected"
+    result["passed"] = (not result["problems"] and result["outcome"] in ("failed as expected", "succeeded as expected")
                         and result["survived"].endswith("intact") and "converged" in result["recovery"])
     result["seconds"] = round(time.monotonic() - started)
     verdict = "PASS" if result["passed"] else "FAIL"

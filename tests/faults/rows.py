@@ -8,7 +8,8 @@ A row:
                a fault given as a wrong setting lives only in these extra vars
   during       optional: something done to the node while that run goes on
   expect       regular expressions (case-insensitive) that must all match the failure the
-               operator reads for the host: host, component, cause and fix
+               operator reads for the host: host, component, cause and fix; None for a row
+               whose run must succeed (a situation the node is in, not a failure)
   reach        optional: actions that make the node reachable again before the survivors are read
   survive      node paths (files, or directories walked recursively; "k8s:<API path>" for a
                Kubernetes object's labels and taints) that the failed run must leave byte for
@@ -335,6 +336,49 @@ ENGINE_ROWS = [
     },
 ]
 
+# ---- "pre-existing runtime undone" (containerd undo, package runtime-undo) ----------------------
+# A manual Huawei install before the collection arrives: its own runtimes.ascend (a copy of runc
+# with the wrapper as BinaryName and a runc root of its own) and default_runtime_name = "ascend",
+# written into the operator's config. site (container_runtime) then its uninstall must leave
+# /etc/containerd byte for byte as it was: the entry and the default kept, no record, no backup.
+MANUAL_ASCEND_SCRIPT = r"""
+import re
+path = "/etc/containerd/config.toml"
+text = open(path).read()
+cri = 'plugins."io.containerd.grpc.v1.cri".containerd'
+text, defaults = re.subn(r"default_runtime_name = .*", 'default_runtime_name = "ascend"  # Ascend-docker-runtime '
+                         '--install-scene=containerd, by hand', text, count=1)
+table = ('        [%s.runtimes.ascend]\n'
+         '          runtime_type = "io.containerd.runc.v2"\n'
+         '          [%s.runtimes.ascend.options]\n'
+         '            BinaryName = "/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime"\n'
+         '            Root = "/run/containerd/runc-ascend"\n'
+         '            SystemdCgroup = false\n' % (cri, cri))
+anchor = '        [%s.runtimes.runc]\n' % cri
+if defaults != 1 or anchor not in text:
+    raise SystemExit("the operator config has no default_runtime_name or runc table to edit")
+open(path, "w").write(text.replace(anchor, table + anchor, 1))
+"""
+MANUAL_ASCEND = ("exec", ["python3", "-c", MANUAL_ASCEND_SCRIPT])
+RESTART_CONTAINERD = ("exec", ["systemctl", "restart", "containerd"])
+
+UNDO_ROWS = [
+    {
+        "id": "U1", "fault": "pre-existing runtime undone (manual runtimes.ascend, default ascend; site, uninstall)",
+        # The role once (it installs python3-tomlkit, which the uninstall needs), then its
+        # uninstall: the node as the operator had it, whatever rows ran before.
+        "before": [("playbook", "container_runtime", {}), ("playbook", "container_runtime_uninstall", {}),
+                   ("save", "/etc/containerd/config.toml")],
+        "inject": [MANUAL_ASCEND, RESTART_CONTAINERD],
+        "run": ("container_runtime_then_uninstall", {}),
+        # Not a failure: both runs must succeed and leave the operator's entry as it was.
+        "expect": None,
+        "survive": ["/etc/containerd", "/srv/models"],
+        "remove": [("restore", "/etc/containerd/config.toml"), RESTART_CONTAINERD],
+        "rerun": ("container_runtime", {}),
+    },
+]
+
 K8S_ROWS = [
     {
         "id": "K1", "fault": "Kubernetes API unreachable",
@@ -392,8 +436,9 @@ LANES = [
      [{"name": "firmware and driver, Docker, the operator's engine configs and data, the probe image",
        "actions": [("playbook", "hdk", {}), ("playbook", "operator_engines", {}), PLANT_OPERATOR_DATA,
                    ("probe_image",)],
-       "for": _ids(ENGINE_ROWS + K8S_ROWS)}]
+       "for": _ids(ENGINE_ROWS + UNDO_ROWS + K8S_ROWS)}]
      + _rows(ENGINE_ROWS)
+     + _rows(UNDO_ROWS)
      + [{"name": "control plane up, node labelled and tainted",
          "actions": [("controlplane_up",), ("playbook", "k8s_node", {})],
          "for": _ids(K8S_ROWS)}]

@@ -41,3 +41,9 @@ def test_bad_input_fails_clearly():
         containerd_effective_runtime('version = 9\n')
     with pytest.raises(AnsibleFilterError, match='expected the text'):
         containerd_effective_runtime(None)
+
+
+def test_binary_name_in_another_letter_case_is_read():
+    text = ('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.ascend.options]\n'
+            '  binaryName = "/opt/wrapper"\n')
+    assert containerd_effective_runtime(text)['binary_name'] == '/opt/wrapper'
