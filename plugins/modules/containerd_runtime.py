@@ -64,19 +64,6 @@ options:
         changed it comes back, else C(runc).
     type: bool
     default: true
-  state:
-    description:
-      - V(present) registers the runtime, V(absent) undoes the registration.
-    type: str
-    choices: [present, absent]
-    default: present
-  backup:
-    description:
-      - Make a timestamped copy of the file before changing it.
-      - The copies are listed in the record of the change; O(state=absent), which undoes the change, deletes
-        them with the record (the restored file makes them redundant).
-    type: bool
-    default: false
   config_version:
     description:
       - Config version (V(1), V(2), V(3) or V(4)) of a file this module creates. Given, a missing O(path) is
@@ -94,6 +81,9 @@ options:
       - Must use the same config version as O(path). Without O(config_version), a missing O(path) is created as a
         drop-in file of the version of O(template_config).
     type: path
+extends_documentation_fragment:
+  - npu.ascend.runtime_config
+  - npu.ascend.runtime_config.runc_rewrite
 requirements:
   - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
 notes:
@@ -171,10 +161,19 @@ removed_backups:
   type: list
   elements: str
   sample: [/etc/containerd/config.toml.12345.2025-01-01@10:00:00~]
+kept_backups:
+  description: The copies listed in the record that O(state=absent) left in place.
+  returned: when O(state=absent)
+  type: list
+  elements: str
+before_sha256:
+  description: SHA-256 of the file before this run changed it; null when it did not exist.
+  returned: always
+  type: str
 restart_needed:
   description:
     - Whether containerd must be restarted for the change to take effect, that is whether the file changed.
-    - C(changed) is also true when only backups were deleted.
+    - C(changed) is also true when only the record was dropped or backups were deleted.
   returned: always
   type: bool
 state_file:
@@ -230,7 +229,7 @@ def _template(module, template_config, version):
 
 def run(module):
     params = module.params
-    path = params['path']
+    path = runtime_config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -255,7 +254,8 @@ def run(module):
     else:
         before, base = '', _default_config(module)
 
-    records = runtime_config_files.load_records(module, result['state_file'])
+    records = runtime_config_files.load_records(module, result['state_file'], path)
+    runtime_config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
         version, plugin = containerd_config.describe(base)
@@ -295,17 +295,17 @@ def main():
             name=dict(type='str', default='ascend'),
             binary_name=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
             default=dict(type='bool', default=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            backup=dict(type='bool', default=False),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
             template_config=dict(type='path'),
+            **dict(runtime_config_files.shared_argument_spec(), **runtime_config_files.runc_rewrite_argument_spec())
         ),
         supports_check_mode=True,
     )
     if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
     try:
-        run(module)
+        with runtime_config_files.locked(module):
+            run(module)
     except containerd_config.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 

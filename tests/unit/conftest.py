@@ -83,3 +83,12 @@ def run_module(capsys):
                 module.main()
         return json.loads(capsys.readouterr().out)
     return run
+
+
+@pytest.fixture(autouse=True)
+def node_lock_in_tmp(tmp_path_factory, monkeypatch):
+    """The modules take the node lock under /var/lib/npu_ascend; unit tests take it in a directory of their own."""
+    from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+    path = str(tmp_path_factory.mktemp('node-lock') / 'lock')
+    monkeypatch.setattr(node_lock, 'LOCK_PATH', path)
+    return path
