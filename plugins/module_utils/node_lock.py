@@ -70,6 +70,12 @@ def read_holder(path):
     return holder if isinstance(holder, dict) else {}
 
 
+# Locks this process holds, by path: [fd, count]. The lock belongs to the process (one module run),
+# so a nested acquisition in the same process (or one a module leaves to the kernel to release
+# at exit) does not wait for itself.
+_HELD = {}
+
+
 class NodeLock(object):
     """``with NodeLock(holder=...)``: hold the node's lock for the block.
 
@@ -88,6 +94,11 @@ class NodeLock(object):
     def acquire(self):
         if self.timeout is None or self.timeout < 0:
             raise ValueError('the lock timeout must be 0 or more seconds, not %r' % (self.timeout,))
+        held = _HELD.get(self.path)
+        if held is not None and held[2] == os.getpid():
+            held[1] += 1
+            self._fd = held[0]
+            return self
         directory = os.path.dirname(self.path)
         try:
             if directory and not os.path.isdir(directory):
@@ -111,6 +122,7 @@ class NodeLock(object):
                 raise NodeLockTimeout(self.path, self.timeout, read_holder(self.path))
             self._sleep(_POLL_SECONDS)
         self._fd = fd
+        _HELD[self.path] = [fd, 1, os.getpid()]
         holder = dict(self.holder, pid=os.getpid(),
                       started_at=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
         try:
@@ -124,6 +136,12 @@ class NodeLock(object):
     def release(self):
         if self._fd is None:
             return
+        held = _HELD.get(self.path)
+        if held is not None and held[0] == self._fd and held[1] > 1:
+            held[1] -= 1
+            self._fd = None
+            return
+        _HELD.pop(self.path, None)
         try:
             os.ftruncate(self._fd, 0)
         except (IOError, OSError):

@@ -19,7 +19,7 @@ def test_holder_is_written_and_cleared(tmp_path):
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o600)
 
 
-def test_a_second_holder_waits_until_the_timeout_and_names_the_first(tmp_path):
+def test_a_second_holder_waits_until_the_timeout_and_names_the_first(tmp_path, held_by_another_process):
     path = str(tmp_path / 'lock')
     now = [1000.0]
     slept = []
@@ -28,12 +28,12 @@ def test_a_second_holder_waits_until_the_timeout_and_names_the_first(tmp_path):
         slept.append(seconds)
         now[0] += seconds
 
-    with node_lock.NodeLock(path=path, holder={'module': 'npu.ascend.ascend_runfile', 'target': 'driver', 'user': 'ops'}):
+    with held_by_another_process(path, {'module': 'npu.ascend.ascend_runfile', 'target': 'driver', 'user': 'ops'}) as pid:
         waiter = node_lock.NodeLock(path=path, timeout=3, clock=lambda: now[0], sleep=sleep)
         with pytest.raises(node_lock.NodeLockTimeout) as caught:
             waiter.acquire()
     message = str(caught.value)
-    assert 'pid %d' % os.getpid() in message and 'npu.ascend.ascend_runfile' in message and 'on driver' in message
+    assert 'pid %d' % pid in message and 'npu.ascend.ascend_runfile' in message and 'on driver' in message
     assert 'user ops' in message and 'within 3 seconds' in message and 'Fix:' in message and path in message
     assert 2.9 <= sum(slept) <= 3.2
     # Released: the next one gets it at once.
@@ -41,9 +41,9 @@ def test_a_second_holder_waits_until_the_timeout_and_names_the_first(tmp_path):
         pass
 
 
-def test_timeout_zero_does_not_wait_and_negative_is_refused(tmp_path):
+def test_timeout_zero_does_not_wait_and_negative_is_refused(tmp_path, held_by_another_process):
     path = str(tmp_path / 'lock')
-    with node_lock.NodeLock(path=path):
+    with held_by_another_process(path, {}):
         with pytest.raises(node_lock.NodeLockTimeout):
             node_lock.NodeLock(path=path, timeout=0, sleep=lambda _s: pytest.fail('slept')).acquire()
     with pytest.raises(ValueError):
@@ -79,3 +79,22 @@ def test_unwritable_place_is_a_clear_error(tmp_path):
 ])
 def test_describe_holder(holder, text):
     assert text in node_lock.describe_holder(holder)
+
+
+def test_the_same_process_does_not_wait_for_itself(tmp_path):
+    path = str(tmp_path / 'lock')
+    outer = node_lock.NodeLock(path=path, holder={'module': 'outer'}).acquire()
+    with node_lock.NodeLock(path=path, timeout=0):
+        pass
+    # Still held by the outer one: another process cannot take it.
+    pid = os.fork()
+    if pid == 0:
+        try:
+            node_lock.NodeLock(path=path, timeout=0).acquire()
+            os._exit(1)
+        except node_lock.NodeLockTimeout:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    outer.release()
+    with node_lock.NodeLock(path=path, timeout=0):
+        pass

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, node_lock, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils import docker_config, runtime_config_files
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -265,12 +265,12 @@ def test_negative_lock_timeout_is_refused(tmp_path, run_module):
     assert result['failed'] and 'lock_timeout' in result['msg'] and path.read_text() == '{}'
 
 
-def test_lock_held_by_another_run_fails_naming_it(tmp_path, run_module, node_lock_in_tmp):
+def test_lock_held_by_another_run_fails_naming_it(tmp_path, run_module, node_lock_in_tmp, held_by_another_process):
     path = tmp_path / 'daemon.json'
     path.write_text('{}')
-    with node_lock.NodeLock(timeout=0, holder={'module': 'npu.ascend.ascend_runfile', 'target': 'driver'}):
+    with held_by_another_process(node_lock_in_tmp, {'module': 'npu.ascend.ascend_runfile', 'target': 'driver'}) as pid:
         result = run_module(docker_runtime, {'path': str(path), 'lock_timeout': 0})
-    assert result['failed'] and 'pid %d' % os.getpid() in result['msg']
+    assert result['failed'] and 'pid %d' % pid in result['msg']
     assert 'npu.ascend.ascend_runfile' in result['msg'] and node_lock_in_tmp in result['msg'] and 'Fix:' in result['msg']
     assert path.read_text() == '{}'
     assert run_module(docker_runtime, {'path': str(path), 'lock_timeout': 0})['changed']
