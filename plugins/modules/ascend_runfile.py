@@ -493,7 +493,7 @@ def main():
         node_lock.NodeLock(timeout=params['lock_timeout'], holder={
             'module': 'npu.ascend.ascend_runfile', 'target': '%s %s' % (component, src or '')}).acquire()
     except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
-        runner.fail(str(error))
+        runner.fail('%s %s not started: %s' % (component, plan['action'], error))
 
     if src_exists and plan['action'] in ('install', 'upgrade'):
         if not os.access(src, os.X_OK):
