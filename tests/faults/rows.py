@@ -300,6 +300,72 @@ ENGINE_ROWS = [
     },
 ]
 
+# Runtime config files (docs/container-runtime.md): the node lock, crash safety, symlinks.
+NODE_LOCK = "/var/lib/npu_ascend/lock"
+# Waits until another process holds the node lock (the background run's installer).
+WAIT_FOR_LOCK_HOLDER = ("exec", ["sh", "-c", "for i in $(seq 600); do flock -n %s true || exit 0; sleep 0.5; done; "
+                                 "echo 'nobody took the node lock' >&2; exit 1" % NODE_LOCK])
+KEEP_ORIGINAL_CONFIGS = ("exec", ["sh", "-c", "cp -p /etc/containerd/config.toml /root/flt-config.toml.orig"
+                                  " && cp -p /etc/docker/daemon.json /root/flt-daemon.json.orig"])
+CONFIGS_AS_ORIGINAL = ("exec", ["sh", "-c", "cmp /etc/containerd/config.toml /root/flt-config.toml.orig"
+                                " && cmp /etc/docker/daemon.json /root/flt-daemon.json.orig"
+                                " && test ! -e /etc/containerd/.config.toml.npu_ascend.json"
+                                " && test ! -e /etc/docker/.daemon.json.npu_ascend.json"])
+OPERATOR_SETTINGS_KEPT = ("exec", ["sh", "-c", "grep -q 'SystemdCgroup = false' /etc/containerd/config.toml"
+                                   " && grep -q 'registry.internal.example/pause:3.9' /etc/containerd/config.toml"
+                                   " && grep -q ascend-docker-runtime /etc/containerd/config.toml"
+                                   " && grep -q '\"ascend\"' /etc/docker/daemon.json"])
+SYMLINK_CONFIG = ("exec", ["sh", "-c", "mkdir -p /etc/containerd/real"
+                           " && mv /etc/containerd/config.toml /etc/containerd/real/config.toml"
+                           " && ln -s real/config.toml /etc/containerd/config.toml"
+                           " && cp -p /etc/containerd/real/config.toml /root/flt-real-config.toml.orig"])
+SYMLINK_REGISTERED = ("exec", ["sh", "-c", "test -L /etc/containerd/config.toml"
+                               " && grep -q ascend-docker-runtime /etc/containerd/real/config.toml"
+                               " && test -e /etc/containerd/real/.config.toml.npu_ascend.json"])
+SYMLINK_RESTORED = ("exec", ["sh", "-c", "test -L /etc/containerd/config.toml"
+                             " && cmp /etc/containerd/real/config.toml /root/flt-real-config.toml.orig"
+                             " && rm /etc/containerd/config.toml && mv /etc/containerd/real/config.toml /etc/containerd/config.toml"
+                             " && rmdir /etc/containerd/real"])
+
+RUNTIME_FILE_ROWS = [
+    {
+        "id": "RF1", "fault": "two runs against one node at once (one holds the node lock in its installer)",
+        "before": [("playbook", "container_runtime_uninstall", {}), ("fault", {"install_seconds": 150}),
+                   ("background_playbook", "container_runtime", {}), WAIT_FOR_LOCK_HOLDER],
+        "run": ("container_runtime", {"container_runtime_lock_timeout": 5}),
+        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime install not started",
+                   "cause": r"node lock /var/lib/npu_ascend/lock is held by pid \d+, module npu\.ascend\.ascend_runfile",
+                   "fix": r"Fix:\slet that run finish"},
+        # The waiting run changed nothing; the background run registers after its installer.
+        "survive": ENGINE_CONFIGS,
+        "remove": [("wait_background",), ("clear",), OPERATOR_SETTINGS_KEPT],
+        "rerun": ("container_runtime", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "RF2", "fault": "the module dies between its change record and the config (crash, power loss)",
+        "before": [("playbook", "container_runtime_uninstall", {}), KEEP_ORIGINAL_CONFIGS],
+        "run": ("container_runtime", {"faults_module_environment": {"NPU_ASCEND_TEST_CRASH_AFTER_RECORD": "1"}}),
+        # A killed module has no message of ours: Ansible's own, with the exit status.
+        "expect": {"host": ENGINE_NODE, "component": r"containerd config|containerd_runtime",
+                   "cause": r"MODULE FAILURE|rc.{0,6}137", "fix": r"See stdout/stderr|Fix:"},
+        "survive": ENGINE_CONFIGS,
+        # The uninstall right after the crash still gives every config back byte for byte.
+        "remove": [("playbook", "container_runtime_uninstall", {}), CONFIGS_AS_ORIGINAL],
+        "rerun": ("container_runtime", {}),
+    },
+    {
+        "id": "RF3", "fault": "containerd's config.toml is a symlink (not a fault: it must stay one)",
+        "before": [("playbook", "container_runtime_uninstall", {}), SYMLINK_CONFIG],
+        "run": ("container_runtime", {}),
+        "expect_success": True,
+        # The link itself (type and target) is what must survive; its target gains the runtime.
+        "survive": ["/etc/containerd/config.toml", "/srv/models"],
+        "remove": [SYMLINK_REGISTERED, ("playbook", "container_runtime_uninstall", {}), SYMLINK_RESTORED],
+        "rerun": ("container_runtime", {}),
+    },
+]
+ENGINE_ROWS = ENGINE_ROWS + RUNTIME_FILE_ROWS
+
 K8S_ROWS = [
     {
         "id": "K1", "fault": "Kubernetes API unreachable",
