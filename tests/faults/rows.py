@@ -9,6 +9,8 @@ A row:
   during       optional: something done to the node while that run goes on
   expect       regular expressions (case-insensitive) that must all match the failure the
                operator reads for the host: host, component, cause and fix
+  expect_success  optional, instead of expect: the run must succeed (a situation the collection
+               must handle, such as a symlinked config)
   reach        optional: actions that make the node reachable again before the survivors are read
   survive      node paths (files, or directories walked recursively; "k8s:<API path>" for a
                Kubernetes object's labels and taints) that the failed run must leave byte for
@@ -21,7 +23,9 @@ A row:
 Actions: ("fault", {faults.json keys}), ("clear",), ("headers", present), ("exec", argv),
 ("reboot",), ("start",), ("playbook", name, vars), ("hide_pci", address),
 ("restore_pci", address), ("save", path), ("restore", path), ("probe_image",),
-("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}).
+("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}),
+("background_playbook", name, vars) (a run that goes on beside the row's own), ("wait_background",)
+(waits for it; it must succeed).
 """
 from pathlib import Path
 
