@@ -30,7 +30,7 @@ description:
     followed by absent restores the original bytes. Without that record absent does what Huawei's uninstall
     does - removes C(runtimes.<name>) and a C(default-runtime) naming it.
   - An entry O(name) that was there before the module first changed the file (a manual Huawei install) is taken
-    over: its text is recorded, and O(state=absent) puts it back byte for byte, with the C(default-runtime) it had.
+    over - its text is recorded, and O(state=absent) puts it back byte for byte, with the C(default-runtime) it had.
   - A file that is not valid JSON (also C(NaN) or C(Infinity), which Python would read but dockerd does not,
     and nesting deeper than 200 levels), or whose C(runtimes) is not an object, is refused with the reason (for
     JSON errors the line and column) and left untouched. An empty file reads as an empty object.
