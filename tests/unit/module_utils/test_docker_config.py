@@ -168,7 +168,7 @@ def _render(document, layout, trailer):
     return json.dumps(document, ensure_ascii=False, **layout) + trailer
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(document=_documents, layout=_layouts, trailer=st.sampled_from(['', '\n', '\n\n', '  \n']),
        make_default=st.booleans())
 def test_generated_configs_round_trip_present_absent_byte_for_byte(document, layout, trailer, make_default):
@@ -187,7 +187,7 @@ def test_generated_configs_round_trip_present_absent_byte_for_byte(document, lay
         assert docker_config.remove_runtime(new, 'ascend', record) == original
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(document=_documents, layout=_layouts, make_default=st.booleans(), edit=st.text(max_size=6))
 def test_after_an_edit_by_someone_else_absent_undoes_only_the_modules_change(document, layout, make_default, edit):
     original = _render(document, layout, '\n')
@@ -201,7 +201,7 @@ def test_after_an_edit_by_someone_else_absent_undoes_only_the_modules_change(doc
     assert removed == json.loads(original)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(text=st.one_of(st.text(max_size=40), st.text(alphabet='{}[]":,. \n0123456789eE-+tfnaulrsNI\\', max_size=40)))
 def test_any_text_is_edited_or_refused_cleanly(text):
     try:

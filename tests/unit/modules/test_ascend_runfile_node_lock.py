@@ -36,7 +36,7 @@ def driver(tmp_path, monkeypatch):
 
 
 def test_installer_waits_for_the_node_lock_and_names_its_holder(driver, run_module, node_lock_in_tmp,
-                                                               held_by_another_process):
+                                                                held_by_another_process):
     args = {'src': driver['src'], 'install_path': driver['install_path'], 'lock_timeout': 0}
     with held_by_another_process(node_lock_in_tmp, {'module': 'npu.ascend.docker_runtime',
                                                     'target': '/etc/docker/daemon.json'}) as pid:
