@@ -307,8 +307,9 @@ ENGINE_ROWS = [
 # Runtime config files (docs/container-runtime.md): the node lock, crash safety, symlinks.
 NODE_LOCK = "/var/lib/npu_ascend/lock"
 # Waits until another process holds the node lock (the background run's installer).
-WAIT_FOR_LOCK_HOLDER = ("exec", ["sh", "-c", "for i in $(seq 600); do flock -n %s true || exit 0; sleep 0.5; done; "
-                                 "echo 'nobody took the node lock' >&2; exit 1" % NODE_LOCK])
+# (The lock file appears with the first holder; flock -n on a missing directory fails too.)
+WAIT_FOR_LOCK_HOLDER = ("exec", ["sh", "-c", "for i in $(seq 600); do if [ -e %s ] && ! flock -n %s true; then exit 0; fi;"
+                                 " sleep 0.5; done; echo 'nobody took the node lock' >&2; exit 1" % (NODE_LOCK, NODE_LOCK)])
 KEEP_ORIGINAL_CONFIGS = ("exec", ["sh", "-c", "cp -p /etc/containerd/config.toml /root/flt-config.toml.orig"
                                   " && cp -p /etc/docker/daemon.json /root/flt-daemon.json.orig"])
 CONFIGS_AS_ORIGINAL = ("exec", ["sh", "-c", "cmp /etc/containerd/config.toml /root/flt-config.toml.orig"
