@@ -29,6 +29,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import hashlib
 import json
 import os
 import re
@@ -38,6 +39,8 @@ DEFAULT_INDENT_UNIT = '    '
 STATE_FILE_SUFFIX = '.npu_ascend.json'
 _WHITESPACE = ' \t\n\r'
 _SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null')
+# Far deeper than any daemon.json; bounds the recursion of the parsers (no RecursionError).
+MAX_DEPTH = 200
 
 
 class DockerConfigError(ValueError):
@@ -50,12 +53,47 @@ def state_file_path(config_path):
     return os.path.join(directory, '.' + base + STATE_FILE_SUFFIX)
 
 
+def _refuse_constant(name):
+    # Python's json reads NaN and Infinity; JSON (and dockerd) does not.
+    raise DockerConfigError('not valid JSON: %s is not a JSON value (dockerd refuses it too)' % name)
+
+
+def _nesting_depth(text):
+    """The deepest nesting of objects and arrays, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == '\\':
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in '[{':
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in ']}':
+            depth -= 1
+    return deepest
+
+
 def parse_config(text):
     """The document as an OrderedDict; an empty (or blank) file reads as an empty object."""
     if not text.strip(_WHITESPACE):
         return OrderedDict()
+    depth = _nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise DockerConfigError('objects and arrays nested %d deep, more than the %d this module reads '
+                                '(daemon.json needs a handful)' % (depth, MAX_DEPTH))
     try:
-        document = json.loads(text, object_pairs_hook=OrderedDict)
+        document = json.loads(text, object_pairs_hook=OrderedDict, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise DockerConfigError('objects and arrays nested too deep to read')
+    except DockerConfigError:
+        raise
     except ValueError as error:
         # json's message carries "line L column C (char N)".
         raise DockerConfigError('not valid JSON: %s' % error)
@@ -249,10 +287,22 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
     its other members (``runtimeArgs`` an operator set) and only gets its ``path`` corrected.
     ``make_default`` False makes sure ``name`` is *not* the default runtime, putting back the
     recorded previous ``default-runtime`` (or removing the member) when it is.
+
+    The record of the first change keeps the text as it was (``original_text``) and every call
+    the digest of the text it returns (``written_sha256``): as long as nobody else edited the
+    file since, remove_runtime gives back exactly the original.
     """
     document = parse_config(text)
     runtimes, runtime = _check_types(document, name)
+    first_change = record is None
     record = _copy_record(record)
+    if first_change:
+        record['original_text'] = text
+    if first_change and runtime is not None:
+        # Taking over an entry that was there before (a manual Huawei install): its exact text
+        # comes back on absent, whatever this module corrects in it now.
+        runtime_node = _root(text).member('runtimes').value.member(name).value
+        record['previous_runtime'] = text[runtime_node.start:runtime_node.end]
     if not text.strip(_WHITESPACE):
         # A blank file becomes an object; what it held is put back if it ends up empty.
         record['empty_insides'].setdefault('blank_file', text)
@@ -297,8 +347,17 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
             record['previous_default'] = None
             text = _insert_member(text, root, 'default-runtime', name, unit, key_separator)[0]
     elif not make_default and current_default == name:
+        if not record.get('default_changed'):
+            # A default this module did not set: what it was comes back on absent.
+            default_member = root.member('default-runtime')
+            record['removed_default'] = text[default_member.value.start:default_member.value.end]
         text = _restore_default(text, record)
+    record['written_sha256'] = _sha256(text)
     return text, record
+
+
+def _sha256(text):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
 def _restore_default(text, record):
@@ -316,24 +375,45 @@ def _restore_default(text, record):
 
 
 def remove_runtime(text, name, record=None):
-    """Unregister runtime ``name``; returns the new text (unchanged when nothing is registered)."""
+    """Unregister runtime ``name``; returns the new text (unchanged when nothing is registered).
+
+    With the ``record`` of add_runtime only what it changed is undone: an entry it created goes,
+    an entry that was there before gets its recorded text back, the default its previous value.
+    Without a record (the module never changed this file) it does what Huawei's uninstall does.
+    """
     document = parse_config(text)
     runtimes, runtime = _check_types(document, name)
+    recorded = record is not None
     record = _copy_record(record)
+    if recorded and record.get('original_text') is not None and record.get('written_sha256') == _sha256(text):
+        # Untouched since this module wrote it: the exact text before the first change comes back.
+        return record['original_text']
     if not text.strip(_WHITESPACE):
         return text
     empty_insides = record.get('empty_insides') or {}
 
-    if document.get('default-runtime') == name:
+    if document.get('default-runtime') == name and (record.get('default_changed') or not recorded):
         text = _restore_default(text, record)
 
     if runtime is not None:
         root = _root(text)
         runtimes_node = root.member('runtimes').value
-        if len(runtimes_node.members) == 1 and record.get('runtimes_created'):
+        previous_runtime = record.get('previous_runtime')
+        if recorded and previous_runtime is not None:
+            text = _replace_value(text, runtimes_node.member(name).value, previous_runtime)
+        elif recorded and not record.get('runtime_created'):
+            pass
+        elif len(runtimes_node.members) == 1 and record.get('runtimes_created'):
             text = _remove_member(text, root, 'runtimes', empty_insides.get('top', ''))
         else:
             text = _remove_member(text, runtimes_node, name, empty_insides.get('runtimes', ''))
+
+    removed_default = record.get('removed_default') if recorded else None
+    if removed_default is not None and 'default-runtime' not in parse_config(text):
+        # Put back after the other members (its old place may have changed since).
+        root = _root(text)
+        text = _insert_member(text, root, 'default-runtime', None, _indent_unit(text, root), _key_separator(text, root))[0]
+        text = _replace_value(text, _root(text).member('default-runtime').value, removed_default)
 
     if 'blank_file' in empty_insides and not parse_config(text):
         text = empty_insides['blank_file']

@@ -1,77 +1,330 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""File handling shared by the container runtime config modules (containerd_runtime, docker_runtime).
+"""File handling shared by the container runtime config modules (containerd_runtime, containerd_import, docker_runtime).
 
-Each module edits an engine's config file it does not own, so the file is read as UTF-8, replaced
-atomically (keeping its mode, owner and SELinux context), and what the module changed is kept in a
-record file beside it, so that state=absent can undo exactly that.
+Each module edits an engine's config file it does not own. What they promise, and where it is done:
+
+* one node lock (``node_lock``) around the whole read-modify-write, so two runs at once lose nothing
+  (``locked``);
+* a config path that is a symlink stays one: the edit goes to its target (``config_target``);
+  anything but a regular file (a FIFO would block the read) is refused before it is opened;
+* the record of what the module changed is written (and fsynced) *before* the config, so a crash
+  between the two still leaves an undoable node; the config is replaced atomically, keeping its
+  mode, owner and SELinux context, and fsynced with its directory (``conclude``);
+* state=absent deletes a backup only when asked (``remove_backups``) and only when it is one of
+  ``backup_local``'s copies of that very file (``is_own_backup``);
+* secrets in the engine config never reach a diff (``redact_secrets``).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
+import re
+import stat
 import tempfile
 
 from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 
 RECORD_FORMAT = 1
+REDACTED = '********'
+# Keys whose values are credentials in engine configs: Docker's "auths" entries, containerd's
+# registry.configs.<host>.auth tables and the same names in registry mirrors' settings.
+SECRET_KEYS = ('auth', 'password', 'passwd', 'secret', 'token', 'identitytoken', 'registrytoken')
+# backup_local names a copy "<file name>.<pid>.<YYYY-MM-DD@HH:MM:SS~>" in the file's directory.
+_BACKUP_SUFFIX = re.compile(r'\.[0-9]+\.[0-9]{4}-[0-9]{2}-[0-9]{2}@[0-9]{2}:[0-9]{2}:[0-9]{2}~\Z')
+
+
+def shared_argument_spec():
+    """The options every runtime config module has (documented in the npu.ascend.runtime_config fragment)."""
+    return dict(
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        backup=dict(type='bool', default=False),
+        remove_backups=dict(type='bool', default=False),
+        lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
+    )
+
+
+def runc_rewrite_argument_spec():
+    """The opt-in to register over ``runc`` (npu.ascend.runtime_config.runc_rewrite fragment)."""
+    return dict(allow_runc_rewrite=dict(type='bool', default=False))
+
+
+@contextlib.contextmanager
+def locked(module, target=None):
+    """Hold the node lock while the block runs (not in check mode, which writes nothing).
+
+    A module's fail_json/exit_json inside the block leave it through SystemExit, which releases the lock.
+    """
+    timeout = module.params.get('lock_timeout')
+    if timeout is None:
+        timeout = node_lock.DEFAULT_TIMEOUT
+    if timeout < 0:
+        module.fail_json(msg='lock_timeout is %s; it must be 0 (do not wait) or more seconds' % timeout)
+    if module.check_mode:
+        yield
+        return
+    holder = {'module': 'npu.ascend.%s' % getattr(module, '_name', 'module'),
+              'target': target or module.params.get('path'),
+              'user': os.environ.get('SUDO_USER') or os.environ.get('USER') or str(os.getuid())}
+    lock = node_lock.NodeLock(timeout=timeout, holder=holder)
+    try:
+        lock.acquire()
+    except (node_lock.NodeLockTimeout, node_lock.NodeLockError) as error:
+        module.fail_json(msg=to_native(error))
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),
+                       (stat.S_ISSOCK, 'a socket'), (stat.S_ISCHR, 'a character device'),
+                       (stat.S_ISBLK, 'a block device')):
+        if test(mode):
+            return name
+    return 'not a regular file'
+
+
+def _refuse_kind(module, path, mode, shown=None):
+    module.fail_json(msg='%s is %s, not a regular file; nothing was read or changed. Fix: point path at the '
+                         'engine\'s config file (or at a symlink to it)' % (shown or path, _kind(mode)))
+
+
+def config_target(module, path):
+    """The file to edit for ``path``: its target when it is a symlink, so that the link stays a link.
+
+    Refuses (before anything opens it) a path that is a directory, a FIFO or another non-regular
+    file, and a symlink loop. A missing file (or a dangling link's target) is returned as is.
+    """
+    try:
+        os.lstat(path)
+    except OSError:
+        return path
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        mode = os.stat(target).st_mode
+    except OSError as error:
+        if os.path.islink(path) and not os.path.lexists(target):
+            return target
+        module.fail_json(msg='cannot follow %s: %s; nothing was changed. Fix: make it a regular file or a '
+                             'symlink to one' % (path, to_native(error)))
+    if not stat.S_ISREG(mode):
+        _refuse_kind(module, target, mode, shown=path if target == path else '%s (the target of %s)' % (target, path))
+    return target
 
 
 def read_config(module, path):
+    """The text of ``path`` (a regular file, UTF-8), or a failure naming file, cause and fix."""
     try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8')
-    except UnicodeDecodeError as error:
-        module.fail_json(msg='%s is not UTF-8 text: %s' % (path, to_native(error)))
+        # O_NONBLOCK: a FIFO swapped in after config_target looked must not hang the run.
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
     except (IOError, OSError) as error:
-        module.fail_json(msg='cannot read %s: %s' % (path, to_native(error)))
+        module.fail_json(msg='cannot read %s: %s. Fix: run as root (become: true) or correct the path'
+                         % (path, to_native(error)))
+    with os.fdopen(fd, 'rb') as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            _refuse_kind(module, path, mode)
+        data = handle.read()
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        module.fail_json(msg='%s is not UTF-8 text (%s); nothing was changed. Fix: the engine reads its config as '
+                             'UTF-8: convert or restore the file, then run again' % (path, to_native(error)))
+
+
+def _fsync_directory(directory):
+    try:
+        fd = os.open(directory or '.', os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_durably(directory, prefix, data):
+    """A new temporary file in ``directory`` holding ``data``, flushed to disk; returns its path."""
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=prefix)
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return temporary
 
 
 def write_config_atomically(module, path, text, new_file_mode=None):
-    """Replace path with text; a file created here gets new_file_mode."""
+    """Replace path with text (durably: file and directory fsynced); a file created here gets new_file_mode.
+
+    Raises OSError/IOError for the caller to report (it may have to undo its record first).
+    """
     directory = os.path.dirname(path) or '.'
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    temporary = _write_durably(directory, '.' + os.path.basename(path) + '.', text.encode('utf-8'))
     try:
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(text.encode('utf-8'))
         # atomic_move keeps an existing file's mode, owner and SELinux context.
         module.atomic_move(temporary, path)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+    _fsync_directory(directory)
     if new_file_mode is not None:
         module.set_mode_if_different(path, new_file_mode, False)
 
 
-def load_records(module, record_path):
-    if not os.path.exists(record_path):
+def _record_problem(content, config_path):
+    """Why a parsed record file cannot be used, or None."""
+    if not isinstance(content, dict):
+        return 'holds a JSON %s, not an object' % type(content).__name__
+    if content.get('format', RECORD_FORMAT) != RECORD_FORMAT:
+        return 'has format %r, this collection reads format %d' % (content.get('format'), RECORD_FORMAT)
+    if config_path is not None and content.get('config') not in (None, config_path):
+        return 'is the record of %s, not of %s' % (content.get('config'), config_path)
+    runtimes = content.get('runtimes')
+    if runtimes is None:
+        return None
+    if not isinstance(runtimes, dict):
+        return '"runtimes" is a %s, not an object' % type(runtimes).__name__
+    for name, record in runtimes.items():
+        if not isinstance(record, dict):
+            return 'the entry %r is a %s, not an object' % (name, type(record).__name__)
+        backups = record.get('backups')
+        if backups is not None and not (isinstance(backups, list) and all(isinstance(b, str) for b in backups)):
+            return 'the backups of %r are not a list of paths' % name
+    return None
+
+
+def load_records(module, record_path, config_path=None):
+    """The records kept beside a config ({} when there are none); a damaged record is refused."""
+    if not os.path.lexists(record_path):
         return {}
+    fix = ('nothing was changed. Fix: move %s away (state=absent then does what Huawei\'s uninstall does and '
+           'state=present records afresh) or restore it from a backup, then run again' % record_path)
     try:
-        with open(record_path) as handle:
-            content = json.load(handle)
-        return dict(content.get('runtimes') or {})
-    except (IOError, OSError, ValueError, AttributeError) as error:
-        module.fail_json(msg='cannot read the record of earlier changes %s: %s; move it away to start afresh'
-                         % (record_path, to_native(error)))
+        fd = os.open(record_path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0))
+        with os.fdopen(fd, 'rb') as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                module.fail_json(msg='the record of earlier changes %s is not a regular file; %s' % (record_path, fix))
+            content = json.loads(handle.read().decode('utf-8'))
+    except (IOError, OSError, ValueError, RecursionError) as error:
+        module.fail_json(msg='cannot read the record of earlier changes %s: %s; %s'
+                         % (record_path, to_native(error) or type(error).__name__, fix))
+    problem = _record_problem(content, config_path)
+    if problem:
+        module.fail_json(msg='the record of earlier changes %s %s; %s' % (record_path, problem, fix))
+    return dict(content.get('runtimes') or {})
 
 
-def save_records(record_path, records):
+def _record_bytes(records, config_path):
+    content = {'format': RECORD_FORMAT, 'runtimes': records}
+    if config_path is not None:
+        content['config'] = config_path
+    return (json.dumps(content, indent=2, sort_keys=True) + '\n').encode('utf-8')
+
+
+def save_records(record_path, records, config_path=None):
+    """Write (or, with no records left, delete) the record file durably; raises OSError/IOError."""
+    directory = os.path.dirname(record_path) or '.'
     if not records:
-        if os.path.exists(record_path):
+        if os.path.lexists(record_path):
             os.unlink(record_path)
+            _fsync_directory(directory)
         return
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(record_path) or '.',
-                                         prefix=os.path.basename(record_path) + '.')
-    with os.fdopen(handle, 'w') as stream:
-        json.dump({'format': RECORD_FORMAT, 'runtimes': records}, stream, indent=2, sort_keys=True)
-        stream.write('\n')
-    os.rename(temporary, record_path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    # mkstemp: a unique name (two writers never share a temporary file), mode 0600.
+    temporary = _write_durably(directory, '.' + os.path.basename(record_path) + '.', _record_bytes(records, config_path))
+    try:
+        os.rename(temporary, record_path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    _fsync_directory(directory)
+
+
+def _raw_record(record_path):
+    try:
+        with open(record_path, 'rb') as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def _put_back_record(record_path, raw):
+    """Restore the record file's earlier bytes (None: there was none) after the config write failed."""
+    try:
+        if raw is None:
+            if os.path.lexists(record_path):
+                os.unlink(record_path)
+            return
+        temporary = _write_durably(os.path.dirname(record_path) or '.', '.' + os.path.basename(record_path) + '.', raw)
+        os.rename(temporary, record_path)
+    except (IOError, OSError):
+        pass
+
+
+def is_own_backup(config_path, candidate):
+    """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
+    directory, base = os.path.split(config_path)
+    cand_directory, cand_base = os.path.split(candidate)
+    if os.path.normpath(directory or '.') != os.path.normpath(cand_directory or '.'):
+        return False
+    return cand_base.startswith(base) and _BACKUP_SUFFIX.match(cand_base[len(base):]) is not None
+
+
+_SECRET_NAME = '(?:%s)' % '|'.join(SECRET_KEYS)
+# "key": "value" (JSON) and key = "value" / 'value' / """value""" (TOML, bare or quoted key).
+_JSON_SECRET = re.compile(r'("%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_NAME, re.IGNORECASE)
+_TOML_SECRET = re.compile(r'''((?:^|[\s{,.])(?:%s|"%s"|'%s')\s*=\s*)(?:"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
+                          % (_SECRET_NAME, _SECRET_NAME, _SECRET_NAME), re.IGNORECASE | re.MULTILINE)
+
+
+def redact_secrets(text):
+    """``text`` with the values of credential keys (SECRET_KEYS, any letter case) replaced by REDACTED.
+
+    Works on the text of a daemon.json (JSON strings) and of a containerd config (TOML strings),
+    so the same value is hidden in the before and the after of a diff, whatever else changed.
+    """
+    if not text:
+        return text
+    text = _JSON_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
+    return _TOML_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
+
+
+def refuse_runc(module, name, records):
+    """Fail unless the operator opted in when ``name`` is runc, the runtime others copy and fall back to.
+
+    Undoing a change the module itself recorded for runc stays possible without the opt-in.
+    """
+    if name != 'runc' or module.params.get('allow_runc_rewrite'):
+        return
+    if module.params['state'] == 'absent' and name in records:
+        return
+    module.fail_json(msg='refusing to %s the runtime "runc" in %s: it is the runtime new runtimes copy and the '
+                         'fallback default, nothing was changed. Fix: register the Ascend runtime under its own '
+                         'name (name: ascend), or set allow_runc_rewrite: true if rewriting runc is really meant'
+                         % ('register' if module.params['state'] == 'present' else 'remove', module.params['path']))
+
+
+def _fail_write(module, result, path, error, what):
+    module.fail_json(msg='cannot %s %s: %s; the config was left as it was. Fix: run as root (become: true), make '
+                         'the directory writable or free space on it, then run again'
+                         % (what, path, to_native(error)), **result)
 
 
 def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None):
@@ -79,45 +332,93 @@ def conclude(module, result, before, after, exists, remove_file, records, record
 
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
     to go again, and ``records``/``record`` are the change records of every entry the modules made
-    in this file and of this one, filed under ``key`` (default: the module's ``name``).
+    in this file and of this one, filed under ``key`` (default: the module's ``name``). The file
+    is ``result['path']`` (the target when the configured path is a symlink).
 
-    The copies that ``backup`` made are listed in the record; state=absent, which undoes the change,
-    deletes them with the record, so that an uninstall leaves nothing of the modules behind.
+    Order on disk, so that a crash at any point leaves a node the next run (or absent) can undo:
+    state=present writes the record of what it will change, then the config; state=absent puts
+    the config back, then drops the record.
     """
     params = module.params
-    path, name = params['path'], key or params['name']
+    path, name = result['path'], key or params['name']
+    record_path = result['state_file']
     file_changed = (after != before) or remove_file
     undone = params['state'] == 'absent' and name in records
-    backups = [backup for backup in (records[name].get('backups') or []) if os.path.lexists(backup)] if undone else []
-    result['changed'] = file_changed or bool(backups)
+    result['changed'] = file_changed or undone
     result['restart_needed'] = file_changed
+    if exists:
+        result['before_sha256'] = module.sha256(path) if os.path.isfile(path) else None
+    else:
+        result['before_sha256'] = None
+
+    listed = [backup for backup in (records[name].get('backups') or []) if os.path.lexists(backup)] if undone else []
+    removed = [backup for backup in listed if params.get('remove_backups') and is_own_backup(path, backup)]
+    kept = [backup for backup in listed if backup not in removed]
     if params['state'] == 'absent':
-        result['removed_backups'] = backups
+        result['removed_backups'] = removed
+        result['kept_backups'] = kept
+        foreign = [backup for backup in listed if not is_own_backup(path, backup)]
+        if foreign:
+            module.warn('the record of %s lists %s, which %s not a backup this module made of that file; left in place'
+                        % (path, ', '.join(foreign), 'is' if len(foreign) == 1 else 'are'))
+        result['changed'] = result['changed'] or bool(removed)
     if module._diff:
-        result['diff'] = {'before': before, 'after': after,
+        result['diff'] = {'before': redact_secrets(before), 'after': redact_secrets(after),
                           'before_header': path if exists else '%s (absent)' % path,
                           'after_header': '%s (absent)' % path if remove_file else path}
 
     if module.check_mode:
         module.exit_json(**result)
-    if file_changed:
-        if params['backup'] and exists:
-            result['backup_file'] = module.backup_local(path)
-        if remove_file:
-            os.unlink(path)
-        else:
-            write_config_atomically(module, path, after, None if exists else new_file_mode)
+
     if params['state'] == 'present' and file_changed:
+        if params['backup'] and exists:
+            try:
+                result['backup_file'] = module.backup_local(path)
+            except Exception as error:  # backup_local raises a bare Exception naming the copy
+                _fail_write(module, result, path, error.__cause__ or error, 'back up')
         made_backups = list((records.get(name) or {}).get('backups') or [])
         if result.get('backup_file') and result['backup_file'] not in made_backups:
             made_backups.append(result['backup_file'])
-        record = dict(record, backups=made_backups) if made_backups else record
-        records[name] = record
-        save_records(result['state_file'], records)
-    elif undone:
-        # The registration is gone (by this run or by hand): its record has served its purpose.
-        records.pop(name)
-        save_records(result['state_file'], records)
-        for backup in backups:
-            os.unlink(backup)
+        records[name] = dict(record, backups=made_backups) if made_backups else record
+        previous_record = _raw_record(record_path)
+        try:
+            save_records(record_path, records, path)
+        except (IOError, OSError) as error:
+            _put_back_record(record_path, previous_record)
+            _fail_write(module, result, record_path, error, 'record the change before writing')
+        _hook_after_record()
+        try:
+            write_config_atomically(module, path, after, None if exists else new_file_mode)
+        except (IOError, OSError) as error:
+            _put_back_record(record_path, previous_record)
+            _fail_write(module, result, path, error, 'write')
+    elif params['state'] == 'absent':
+        if file_changed:
+            try:
+                if remove_file:
+                    os.unlink(path)
+                    _fsync_directory(os.path.dirname(path))
+                else:
+                    write_config_atomically(module, path, after, None)
+            except (IOError, OSError) as error:
+                _fail_write(module, result, path, error, 'write')
+        if undone:
+            # The registration is gone (by this run or by hand): its record has served its purpose.
+            records.pop(name)
+            try:
+                save_records(record_path, records, path)
+            except (IOError, OSError) as error:
+                _fail_write(module, result, record_path, error, 'update the record')
+            for backup in removed:
+                os.unlink(backup)
     module.exit_json(**result)
+
+
+# Tests only (the fault matrix's "crash between record and config"): with this variable set the
+# module dies right after the record is on disk, as a node losing power there would.
+CRASH_AFTER_RECORD_ENV = 'NPU_ASCEND_TEST_CRASH_AFTER_RECORD'
+
+
+def _hook_after_record():
+    if os.environ.get(CRASH_AFTER_RECORD_ENV):
+        os._exit(137)

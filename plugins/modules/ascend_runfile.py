@@ -93,6 +93,13 @@ options:
         kernels and ops (several GB to unpack), V(900) for NNAL and V(600) for the docker runtime.
       - Must be a positive number of seconds; there is no "no limit".
     type: int
+  lock_timeout:
+    description:
+      - Seconds to wait for the node lock C(/var/lib/npu_ascend/lock) before the installers run. The collection's
+        installers and edits of engine configs hold it, so two runs against one node never interleave them; a run
+        that gives up names the holder (pid, module, start time). V(0) does not wait. Check mode takes no lock.
+    type: int
+    default: 600
 notes:
   - Supports check mode (decides and returns the commands it would run, runs nothing) and diff mode
     (the installed version before and after). Check mode reports the same C(changed) as the real run would,
@@ -212,10 +219,11 @@ log_tail:
 import hashlib
 import os
 import platform
+import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import node_lock, runfile
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
@@ -379,9 +387,11 @@ def record_reboot(module, component, version):
     try:
         if not os.path.isdir(directory):
             os.makedirs(directory, 0o755)
-        temporary = runfile.REBOOT_MARKER_PATH + '.tmp'
-        with open(temporary, 'w') as handle:
-            handle.write(module.jsonify(updated))
+        # A unique name: two writers never share (and truncate) one temporary file.
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix='.reboot-required.json.')
+        with os.fdopen(handle, 'w') as stream:
+            stream.write(module.jsonify(updated))
+        os.chmod(temporary, 0o644)
         os.rename(temporary, runfile.REBOOT_MARKER_PATH)
     except (IOError, OSError) as error:
         module.warn('cannot record the pending reboot in %s: %s' % (runfile.REBOOT_MARKER_PATH, error))
@@ -458,6 +468,7 @@ def main():
             extra_args=dict(type='list', elements='str', default=[]),
             allow_downgrade=dict(type='bool', default=False),
             timeout=dict(type='int'),
+            lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
         ),
         required_if=[('state', 'present', ('src',))],
         required_one_of=[('src', 'component')],
@@ -530,6 +541,14 @@ def main():
         result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
     if module.check_mode or not commands:
         module.exit_json(**result)
+
+    # One installer at a time per node, and none while a runtime module edits an engine config;
+    # held until this process exits (the kernel releases it then, also when the run is killed).
+    try:
+        node_lock.NodeLock(timeout=params['lock_timeout'], holder={
+            'module': 'npu.ascend.ascend_runfile', 'target': '%s %s' % (component, src or '')}).acquire()
+    except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
+        runner.fail('%s %s not started: %s' % (component, plan['action'], error))
 
     if src_exists and plan['action'] in ('install', 'upgrade'):
         if not os.access(src, os.X_OK):

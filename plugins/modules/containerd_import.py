@@ -35,26 +35,15 @@ options:
       - The file to import, written as given (containerd resolves a relative path from the directory of O(path)).
     type: path
     required: true
-  state:
-    description: V(present) adds the entry, V(absent) undoes that.
-    type: str
-    choices: [present, absent]
-    default: present
-  backup:
-    description:
-      - Make a timestamped copy of the file before changing it.
-      - The copies are listed in the record of the change; O(state=absent), which undoes the change, deletes
-        them with the record (the restored file makes them redundant).
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - npu.ascend.attributes
+  - npu.ascend.runtime_config
 requirements:
   - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
 notes:
   - Supports check mode and diff mode. The module never restarts containerd.
 seealso:
   - module: npu.ascend.containerd_runtime
-extends_documentation_fragment:
-  - npu.ascend.attributes
 attributes:
   check_mode:
     support: full
@@ -102,10 +91,19 @@ removed_backups:
   type: list
   elements: str
   sample: [/etc/containerd/config.toml.12345.2025-01-01@10:00:00~]
+kept_backups:
+  description: The copies listed in the record that O(state=absent) left in place.
+  returned: when O(state=absent)
+  type: list
+  elements: str
+before_sha256:
+  description: SHA-256 of the file before this run changed it; null when it did not exist.
+  returned: always
+  type: str
 restart_needed:
   description:
     - Whether containerd must be restarted for the change to take effect, that is whether the file changed.
-    - C(changed) is also true when only backups were deleted.
+    - C(changed) is also true when only the record was dropped or backups were deleted.
   returned: always
   type: bool
 state_file:
@@ -127,7 +125,7 @@ RECORD_KEY_PREFIX = 'import:'
 
 def run(module):
     params = module.params
-    path = params['path']
+    path = runtime_config_files.config_target(module, params['path'])
     key = RECORD_KEY_PREFIX + params['import']
     result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
               'state_file': containerd_config.state_file_path(path)}
@@ -144,7 +142,7 @@ def run(module):
         module.fail_json(msg='%s does not exist; the main containerd config must exist before it can import a '
                              'drop-in file (write it with `containerd config default`)' % path, **result)
     before = runtime_config_files.read_config(module, path)
-    records = runtime_config_files.load_records(module, result['state_file'])
+    records = runtime_config_files.load_records(module, result['state_file'], path)
     record = records.get(key)
     try:
         if params['state'] == 'present':
@@ -165,16 +163,15 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type='path', default='/etc/containerd/config.toml'),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            backup=dict(type='bool', default=False),
-            **{'import': dict(type='path', required=True)}
+            **dict(runtime_config_files.shared_argument_spec(), **{'import': dict(type='path', required=True)})
         ),
         supports_check_mode=True,
     )
     if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
     try:
-        run(module)
+        with runtime_config_files.locked(module):
+            run(module)
     except containerd_config.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 

@@ -77,27 +77,6 @@ options:
         changed it comes back, else C(runc).
     type: bool
     default: true
-  state:
-    description:
-      - V(present) registers the runtime, V(absent) undoes the registration.
-    type: str
-    choices: [present, absent]
-    default: present
-  rewrite_runc:
-    description:
-      - Allow O(name=runc), that is editing the C(runc) runtime itself (its C(options.BinaryName)) - the table new
-        runtimes are copied from and the default containerd falls back to. Old Huawei installers pointed runc at
-        the wrapper this way; every container then runs through it.
-      - V(false) refuses such a change with a message; O(state=absent) of a recorded change needs no opt-in.
-    type: bool
-    default: false
-  backup:
-    description:
-      - Make a timestamped copy of the file before changing it.
-      - The copies are listed in the record of the change; O(state=absent), which undoes the change, deletes
-        them with the record (the restored file makes them redundant).
-    type: bool
-    default: false
   config_version:
     description:
       - Config version (V(1), V(2), V(3) or V(4)) of a file this module creates. Given, a missing O(path) is
@@ -115,6 +94,10 @@ options:
       - Must use the same config version as O(path). Without O(config_version), a missing O(path) is created as a
         drop-in file of the version of O(template_config).
     type: path
+extends_documentation_fragment:
+  - npu.ascend.attributes
+  - npu.ascend.runtime_config
+  - npu.ascend.runtime_config.runc_rewrite
 requirements:
   - tomlkit (Python library on the managed node; Debian and Ubuntu package C(python3-tomlkit))
 notes:
@@ -131,8 +114,6 @@ seealso:
   - module: npu.ascend.containerd_import
   - module: npu.ascend.docker_runtime
   - module: npu.ascend.ascend_runfile
-extends_documentation_fragment:
-  - npu.ascend.attributes
 attributes:
   check_mode:
     support: full
@@ -182,7 +163,7 @@ EXAMPLES = r'''
   npu.ascend.containerd_runtime:
     name: runc
     default: false
-    rewrite_runc: true
+    allow_runc_rewrite: true
 '''
 
 RETURN = r'''
@@ -212,10 +193,19 @@ removed_backups:
   type: list
   elements: str
   sample: [/etc/containerd/config.toml.12345.2025-01-01@10:00:00~]
+kept_backups:
+  description: The copies listed in the record that O(state=absent) left in place.
+  returned: when O(state=absent)
+  type: list
+  elements: str
+before_sha256:
+  description: SHA-256 of the file before this run changed it; null when it did not exist.
+  returned: always
+  type: str
 restart_needed:
   description:
     - Whether containerd must be restarted for the change to take effect, that is whether the file changed.
-    - C(changed) is also true when only backups were deleted.
+    - C(changed) is also true when only the record was dropped or backups were deleted.
   returned: always
   type: bool
 state_file:
@@ -269,7 +259,7 @@ def _template(module, template_config, version):
     return containerd_config.template_runtime(text)
 
 
-def _keep_takeover_record(module, state_file, params, exists, before, after, records, record):
+def _keep_takeover_record(module, path, state_file, params, exists, before, after, records, record):
     """Save the record of a runtime table taken over even when present changes no byte of the file.
 
     ``conclude`` saves records only with a change of the file; a manual install whose entry already
@@ -280,12 +270,12 @@ def _keep_takeover_record(module, state_file, params, exists, before, after, rec
             or not record.get('runtime_previous') or records.get(params['name']) == record):
         return
     records[params['name']] = record
-    runtime_config_files.save_records(state_file, records)
+    runtime_config_files.save_records(state_file, records, path)
 
 
 def run(module):
     params = module.params
-    path = params['path']
+    path = runtime_config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -311,7 +301,8 @@ def run(module):
     else:
         before, base = '', _default_config(module)
 
-    records = runtime_config_files.load_records(module, result['state_file'])
+    records = runtime_config_files.load_records(module, result['state_file'], path)
+    runtime_config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
         version, plugin = containerd_config.describe(base)
@@ -336,13 +327,7 @@ def run(module):
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
     result.update(info)
-    if (params['state'] == 'present' and name == containerd_config.TEMPLATE_RUNTIME and after != before
-            and not params['rewrite_runc']):
-        module.fail_json(msg='containerd config %s: refusing to rewrite the runc runtime itself (new runtimes are '
-                             'copied from it and containerd falls back to it); nothing was changed. Fix: register '
-                             'the wrapper under a name of its own (the default, ascend), or set rewrite_runc: true '
-                             'to change runc anyway' % path, **result)
-    _keep_takeover_record(module, result['state_file'], params, exists, before, after, records, record)
+    _keep_takeover_record(module, path, result['state_file'], params, exists, before, after, records, record)
 
     # A file this module created goes again once it is back to what it was, or (a drop-in file) holds
     # nothing but its version any more.
@@ -362,18 +347,17 @@ def main():
             name=dict(type='str', default='ascend'),
             binary_name=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
             default=dict(type='bool', default=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            backup=dict(type='bool', default=False),
-            rewrite_runc=dict(type='bool', default=False),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
             template_config=dict(type='path'),
+            **dict(runtime_config_files.shared_argument_spec(), **runtime_config_files.runc_rewrite_argument_spec())
         ),
         supports_check_mode=True,
     )
     if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
     try:
-        run(module)
+        with runtime_config_files.locked(module):
+            run(module)
     except containerd_config.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 

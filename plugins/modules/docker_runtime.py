@@ -29,7 +29,10 @@ description:
     spelling, a C(runtimes) object the module created goes away, a file it created is deleted - so present
     followed by absent restores the original bytes. Without that record absent does what Huawei's uninstall
     does - removes C(runtimes.<name>) and a C(default-runtime) naming it.
-  - A file that is not valid JSON, or whose C(runtimes) is not an object, is refused with the reason (for
+  - An entry O(name) that was there before the module first changed the file (a manual Huawei install) is taken
+    over - its text is recorded, and O(state=absent) puts it back byte for byte, with the C(default-runtime) it had.
+  - A file that is not valid JSON (also C(NaN) or C(Infinity), which Python would read but dockerd does not,
+    and nesting deeper than 200 levels), or whose C(runtimes) is not an object, is refused with the reason (for
     JSON errors the line and column) and left untouched. An empty file reads as an empty object.
 options:
   path:
@@ -54,19 +57,10 @@ options:
         changed it comes back, else the member is removed (Docker then uses C(runc)).
     type: bool
     default: true
-  state:
-    description:
-      - V(present) registers the runtime, V(absent) undoes the registration.
-    type: str
-    choices: [present, absent]
-    default: present
-  backup:
-    description:
-      - Make a timestamped copy of the file before changing it.
-      - The copies are listed in the record of the change; O(state=absent), which undoes the change, deletes
-        them with the record (the restored file makes them redundant).
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - npu.ascend.attributes
+  - npu.ascend.runtime_config
+  - npu.ascend.runtime_config.runc_rewrite
 notes:
   - Supports check mode and diff mode.
   - The module never restarts Docker. RV(restart_needed) tells whether the running daemon must be restarted
@@ -74,8 +68,6 @@ notes:
 seealso:
   - module: npu.ascend.containerd_runtime
   - module: npu.ascend.ascend_runfile
-extends_documentation_fragment:
-  - npu.ascend.attributes
 attributes:
   check_mode:
     support: full
@@ -110,7 +102,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 path:
-  description: The file edited.
+  description: The file edited (the target when O(path) is a symlink).
   returned: always
   type: str
   sample: /etc/docker/daemon.json
@@ -124,11 +116,21 @@ removed_backups:
   returned: when O(state=absent)
   type: list
   elements: str
-  sample: [/etc/containerd/config.toml.12345.2025-01-01@10:00:00~]
+  sample: [/etc/docker/daemon.json.12345.2025-01-01@10:00:00~]
+kept_backups:
+  description: The copies listed in the record that O(state=absent) left in place.
+  returned: when O(state=absent)
+  type: list
+  elements: str
+  sample: [/etc/docker/daemon.json.12345.2025-01-01@10:00:00~]
+before_sha256:
+  description: SHA-256 of the file before this run changed it; null when it did not exist.
+  returned: always
+  type: str
 restart_needed:
   description:
     - Whether Docker must be restarted for the change to take effect, that is whether the file changed.
-    - C(changed) is also true when only backups were deleted.
+    - C(changed) is also true when only the record was dropped or backups were deleted.
   returned: always
   type: bool
 state_file:
@@ -149,7 +151,7 @@ NEW_FILE_MODE = '0600'
 
 def run(module):
     params = module.params
-    path = params['path']
+    path = runtime_config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -157,15 +159,13 @@ def run(module):
         'restart_needed': False,
         'state_file': docker_config.state_file_path(path),
     }
-    if os.path.isdir(path):
-        module.fail_json(msg='%s is a directory' % path, **result)
-
     exists = os.path.exists(path)
     if not exists and params['state'] == 'absent':
         module.exit_json(**result)
     before = runtime_config_files.read_config(module, path) if exists else ''
 
-    records = runtime_config_files.load_records(module, result['state_file'])
+    records = runtime_config_files.load_records(module, result['state_file'], path)
+    runtime_config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
         if params['state'] == 'present':
@@ -186,18 +186,17 @@ def run(module):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type='path', default='/etc/docker/daemon.json'),
-            name=dict(type='str', default='ascend'),
-            runtime_path=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
-            default=dict(type='bool', default=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            backup=dict(type='bool', default=False),
-        ),
-        supports_check_mode=True,
+    argument_spec = dict(
+        path=dict(type='path', default='/etc/docker/daemon.json'),
+        name=dict(type='str', default='ascend'),
+        runtime_path=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
+        default=dict(type='bool', default=True),
     )
-    run(module)
+    argument_spec.update(runtime_config_files.shared_argument_spec())
+    argument_spec.update(runtime_config_files.runc_rewrite_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    with runtime_config_files.locked(module):
+        run(module)
 
 
 if __name__ == '__main__':

@@ -339,6 +339,7 @@ class Lane:
         self.steps = steps
         self.plane = None
         self.results = []
+        self.background = None
 
 
 def do_action(log, lane, action):
@@ -388,6 +389,10 @@ def do_action(log, lane, action):
         fleet(log, "probe-image", host)
     elif kind == "mirror":
         package_mirror(log, host, args[0])
+    elif kind == "background_playbook":
+        start_background_playbook(log, lane, args[0], args[1] if len(args) > 1 else {})
+    elif kind == "wait_background":
+        wait_background_playbook(log, lane)
     else:
         raise RowError("unknown action %r" % (kind,))
 
@@ -416,6 +421,26 @@ def package_mirror(log, host, step):
         log.write("no request reached the mirror")
     else:
         raise RowError("unknown mirror step %r" % (step,))
+
+
+def start_background_playbook(log, lane, name, extra_vars):
+    """Starts a playbook run against the lane's node that goes on while the row's own run meets it."""
+    holder = {}
+    thread = threading.Thread(target=lambda: holder.update(result=run_playbook(log, lane.host, name, extra_vars)))
+    thread.start()
+    lane.background = (name, thread, holder)
+    log.write("started %s in the background" % name)
+
+
+def wait_background_playbook(log, lane):
+    """Waits for the background run; it must have succeeded (it held the node first)."""
+    name, thread, holder = lane.background
+    thread.join(PLAYBOOK_TIMEOUT)
+    lane.background = None
+    result = holder.get("result")
+    if result is None or result["rc"] != 0:
+        raise RowError("the background run of %s did not succeed (%s); see %s"
+                       % (name, "exit %d" % result["rc"] if result else "no result", log.path))
 
 
 def wait_for_headers(log, host, present):

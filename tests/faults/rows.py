@@ -23,7 +23,9 @@ Actions: ("fault", {faults.json keys}), ("clear",), ("headers", present), ("exec
 ("reboot",), ("start",), ("playbook", name, vars), ("hide_pci", address),
 ("restore_pci", address), ("save", path), ("restore", path), ("probe_image",),
 ("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}),
-("mirror", "start" | "stop" | "untouched") (a plain-http mirror of the packages on MIRROR_PORT).
+("mirror", "start" | "stop" | "untouched") (a plain-http mirror of the packages on MIRROR_PORT),
+("background_playbook", name, vars) (a run that goes on beside the row's own), ("wait_background",)
+(waits for it; it must succeed).
 """
 from pathlib import Path
 
@@ -378,6 +380,55 @@ UNDO_ROWS = [
         "rerun": ("container_runtime", {}),
     },
 ]
+
+# Runtime config files (docs/container-runtime.md): the node lock, crash safety, symlinks.
+KEEP_ORIGINAL_CONFIGS = ("exec", ["sh", "-c", "cp -p /etc/containerd/config.toml /root/flt-config.toml.orig"
+                                  " && cp -p /etc/docker/daemon.json /root/flt-daemon.json.orig"])
+CONFIGS_AS_ORIGINAL = ("exec", ["sh", "-c", "cmp /etc/containerd/config.toml /root/flt-config.toml.orig"
+                                " && cmp /etc/docker/daemon.json /root/flt-daemon.json.orig"
+                                " && test ! -e /etc/containerd/.config.toml.npu_ascend.json"
+                                " && test ! -e /etc/docker/.daemon.json.npu_ascend.json"])
+SYMLINK_CONFIG = ("exec", ["sh", "-c", "mkdir -p /etc/containerd/real"
+                           " && mv /etc/containerd/config.toml /etc/containerd/real/config.toml"
+                           " && ln -s real/config.toml /etc/containerd/config.toml"
+                           " && cp -p /etc/containerd/real/config.toml /root/flt-real-config.toml.orig"])
+SYMLINK_REGISTERED = ("exec", ["sh", "-c", "test -L /etc/containerd/config.toml"
+                               " && grep -q ascend-docker-runtime /etc/containerd/real/config.toml"
+                               " && test -e /etc/containerd/real/.config.toml.npu_ascend.json"])
+SYMLINK_RESTORED = ("exec", ["sh", "-c", "test -L /etc/containerd/config.toml"
+                             " && cmp /etc/containerd/real/config.toml /root/flt-real-config.toml.orig"
+                             " && rm /etc/containerd/config.toml && mv /etc/containerd/real/config.toml /etc/containerd/config.toml"
+                             # the role's backups were made beside the target, and are kept by the uninstall
+                             " && ls /etc/containerd/real/config.toml.*~ && rm /etc/containerd/real/config.toml.*~"
+                             " && rmdir /etc/containerd/real"])
+
+RUNTIME_FILE_ROWS = [
+    {
+        "id": "RF2", "fault": "the module dies between its change record and the config (crash, power loss)",
+        "before": [("playbook", "container_runtime_uninstall", {}), KEEP_ORIGINAL_CONFIGS],
+        "run": ("container_runtime", {"faults_module_environment": {"NPU_ASCEND_TEST_CRASH_AFTER_RECORD": "1"}}),
+        # A killed module has no message of ours: Ansible's own ("Module result deserialization
+        # failed", rc 137), which names neither component nor fix; the row's proof is what follows.
+        "expect": {"host": ENGINE_NODE, "component": r"Module result|MODULE FAILURE",
+                   "cause": r"rc.{0,6}137", "fix": r"No start of json|See stdout/stderr"},
+        "survive": ENGINE_CONFIGS,
+        # The uninstall right after the crash still gives every config back byte for byte.
+        "remove": [("playbook", "container_runtime_uninstall", {}), CONFIGS_AS_ORIGINAL],
+        "rerun": ("container_runtime", {}),
+    },
+    {
+        "id": "RF3", "fault": "containerd's config.toml is a symlink (not a fault: it must stay one)",
+        "before": [("playbook", "container_runtime_uninstall", {}), SYMLINK_CONFIG],
+        "run": ("container_runtime", {}),
+        # Not a failure: the run must succeed.
+        "expect": None,
+        # The link itself (type and target) is what must survive; its target gains the runtime.
+        "survive": ["/etc/containerd/config.toml", "/srv/models"],
+        "remove": [SYMLINK_REGISTERED, ("playbook", "container_runtime_uninstall", {}), SYMLINK_RESTORED],
+        "rerun": ("container_runtime", {}),
+    },
+]
+ENGINE_ROWS = ENGINE_ROWS + RUNTIME_FILE_ROWS
 
 K8S_ROWS = [
     {

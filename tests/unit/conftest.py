@@ -83,3 +83,37 @@ def run_module(capsys):
                 module.main()
         return json.loads(capsys.readouterr().out)
     return run
+
+
+@pytest.fixture(autouse=True)
+def node_lock_in_tmp(tmp_path_factory, monkeypatch):
+    """The modules take the node lock under /var/lib/npu_ascend; unit tests take it in a directory of their own."""
+    from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+    path = str(tmp_path_factory.mktemp('node-lock') / 'lock')
+    monkeypatch.setattr(node_lock, 'LOCK_PATH', path)
+    return path
+
+
+@pytest.fixture
+def held_by_another_process():
+    """``with held_by_another_process(path, holder) as pid``: a forked process holds the node lock meanwhile."""
+    import contextlib
+    from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+
+    @contextlib.contextmanager
+    def hold(path, holder):
+        ready_read, ready_write = os.pipe()
+        done_read, done_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            with node_lock.NodeLock(path=path, holder=holder):
+                os.write(ready_write, b'x')
+                os.read(done_read, 1)
+            os._exit(0)
+        os.read(ready_read, 1)
+        try:
+            yield pid
+        finally:
+            os.write(done_write, b'x')
+            os.waitpid(pid, 0)
+    return hold

@@ -8,6 +8,7 @@ import re
 from collections import OrderedDict
 
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 
@@ -68,7 +69,8 @@ def test_add_keeps_every_other_member_and_absent_restores_bytes(name):
         assert docker_config.remove_runtime(new, 'ascend', record) == original
     else:
         # Registered before (by Huawei's installer): absent still unregisters it.
-        assert docker_config.effective_runtime(docker_config.remove_runtime(new, 'ascend', record), 'ascend') == (None, None)
+        # The module records nothing when nothing changed, so absent meets no record.
+        assert docker_config.effective_runtime(docker_config.remove_runtime(new, 'ascend', None), 'ascend') == (None, None)
 
 
 def test_layout_follows_the_file():
@@ -138,3 +140,74 @@ def test_strings_with_braces_and_escapes_do_not_confuse_the_scanner():
     assert parsed(new)['labels'] == ['a}b', 'q"{']
     assert parsed(new)['runtimes']['x'] == {'path': '/p\\}'}
     assert docker_config.remove_runtime(new, 'ascend', record) == text
+
+
+# Property-based: generated daemon.json files of every layout json.dumps can produce.
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 6, 10 ** 6),
+                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                       max_leaves=8)
+_runtime = st.fixed_dictionaries({'path': st.sampled_from(['/usr/bin/nvidia-container-runtime', RUNTIME, '/opt/old'])},
+                                 optional={'runtimeArgs': st.lists(st.text(max_size=5), max_size=2)})
+_documents = st.fixed_dictionaries({}, optional={
+    'runtimes': st.dictionaries(st.sampled_from(['nvidia', 'ascend', 'crun']), _runtime, max_size=3),
+    'default-runtime': st.sampled_from(['runc', 'nvidia', 'ascend']),
+    'log-driver': st.text(max_size=8),
+    'registry-mirrors': st.lists(st.text(max_size=8), max_size=2),
+    'log-opts': st.dictionaries(st.text(max_size=6), _values, max_size=3),
+    'debug': st.booleans(),
+})
+_layouts = st.sampled_from([
+    dict(indent=None), dict(indent=2), dict(indent=4), dict(indent='\t'), dict(indent=0),
+    dict(indent=None, separators=(',', ':')), dict(indent=3, separators=(',', ' : ')),
+])
+
+
+def _render(document, layout, trailer):
+    return json.dumps(document, ensure_ascii=False, **layout) + trailer
+
+
+@settings(max_examples=80, deadline=None)
+@given(document=_documents, layout=_layouts, trailer=st.sampled_from(['', '\n', '\n\n', '  \n']),
+       make_default=st.booleans())
+def test_generated_configs_round_trip_present_absent_byte_for_byte(document, layout, trailer, make_default):
+    original = _render(document, layout, trailer)
+    new, record = docker_config.add_runtime(original, 'ascend', RUNTIME, make_default)
+    after = parsed(new)
+    assert after['runtimes']['ascend']['path'] == RUNTIME
+    assert (after.get('default-runtime') == 'ascend') == make_default
+    for key, value in document.items():
+        if key not in ('runtimes', 'default-runtime'):
+            assert after[key] == value
+    # present is idempotent
+    again, record_again = docker_config.add_runtime(new, 'ascend', RUNTIME, make_default, record)
+    assert again == new and record_again == record
+    if new != original:
+        assert docker_config.remove_runtime(new, 'ascend', record) == original
+
+
+@settings(max_examples=80, deadline=None)
+@given(document=_documents, layout=_layouts, make_default=st.booleans(), edit=st.text(max_size=6))
+def test_after_an_edit_by_someone_else_absent_undoes_only_the_modules_change(document, layout, make_default, edit):
+    original = _render(document, layout, '\n')
+    new, record = docker_config.add_runtime(original, 'ascend', RUNTIME, make_default)
+    assume(new != original)
+    # Another tool adds a member after the module wrote the file: the whole-text shortcut is off.
+    edited = new.replace('{', '{"zz-other": %s, ' % json.dumps(edit), 1) if parsed(new) else new
+    # Compared as plain dicts: a default put back after such an edit goes after the other members.
+    removed = json.loads(docker_config.remove_runtime(edited, 'ascend', record) or '{}')
+    assert removed.pop('zz-other') == edit
+    assert removed == json.loads(original)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.one_of(st.text(max_size=40), st.text(alphabet='{}[]":,. \n0123456789eE-+tfnaulrsNI\\', max_size=40)))
+def test_any_text_is_edited_or_refused_cleanly(text):
+    try:
+        new, record = docker_config.add_runtime(text, 'ascend', RUNTIME, True)
+    except docker_config.DockerConfigError:
+        return
+    assert parsed(new)['runtimes']['ascend']['path'] == RUNTIME
+    if new != text:
+        assert docker_config.remove_runtime(new, 'ascend', record) == text

@@ -44,7 +44,8 @@ def test_drop_in_round_trip_leaves_the_main_config_as_it_was(main_config, tmp_pa
     again = run_module(containerd_import, {'path': str(main_config), 'import': str(drop_in)})
     assert not again['changed']
 
-    removed = run_module(containerd_import, {'path': str(main_config), 'import': str(drop_in), 'state': 'absent'})
+    removed = run_module(containerd_import, {'path': str(main_config), 'import': str(drop_in), 'state': 'absent',
+                                             'remove_backups': True})
     assert removed['changed'] and main_config.read_bytes() == original
     assert removed['removed_backups'] == [imported['backup_file']] and not os.path.exists(imported['backup_file'])
     assert not os.path.exists(removed['state_file'])

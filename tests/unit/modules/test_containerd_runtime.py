@@ -65,11 +65,12 @@ def test_absent_deletes_the_backups_present_made(config, run_module):
     operators_copy = str(config) + '.before-upgrade'
     shutil.copy(str(config), operators_copy)
 
-    planned = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'}, check_mode=True)
+    planned = run_module(containerd_runtime, {'path': str(config), 'state': 'absent', 'remove_backups': True},
+                         check_mode=True)
     assert planned['changed'] and planned['removed_backups'] == backups
     assert all(os.path.exists(backup) for backup in backups)
 
-    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent', 'remove_backups': True})
     assert removed['changed'] and removed['removed_backups'] == backups
     assert config.read_text() == original
     assert sorted(os.listdir(str(config.parent))) == ['config.toml', 'config.toml.before-upgrade']
@@ -82,7 +83,7 @@ def test_absent_after_a_restore_by_hand_deletes_only_the_backups(config, run_mod
 
     planned = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'}, check_mode=True)
     assert planned['changed'] and not planned['restart_needed']
-    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    removed = run_module(containerd_runtime, {'path': str(config), 'state': 'absent', 'remove_backups': True})
     assert removed['changed'] and not removed['restart_needed']
     assert removed['removed_backups'] == [added['backup_file']] and not os.path.exists(added['backup_file'])
     assert not os.path.exists(added['state_file'])

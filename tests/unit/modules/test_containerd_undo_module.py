@@ -57,11 +57,12 @@ def test_rewriting_runc_needs_the_opt_in(tmp_path, run_module):
     config = _copy(tmp_path, 'default-1.6.toml')
     original = config.read_bytes()
     refused = run_module(containerd_runtime, {'path': str(config), 'name': 'runc', 'default': False})
-    assert refused['failed'] and 'refusing to rewrite the runc runtime' in refused['msg']
-    assert 'rewrite_runc: true' in refused['msg'] and str(config) in refused['msg']
-    assert config.read_bytes() == original and not os.path.exists(refused['state_file'])
+    assert refused['failed'] and 'refusing to register the runtime "runc"' in refused['msg']
+    assert 'allow_runc_rewrite: true' in refused['msg'] and str(config) in refused['msg']
+    assert config.read_bytes() == original
+    assert not os.path.exists(containerd_config.state_file_path(str(config)))
     allowed = run_module(containerd_runtime, {'path': str(config), 'name': 'runc', 'default': False,
-                                              'rewrite_runc': True, 'binary_name': '/opt/wrapper'})
+                                              'allow_runc_rewrite': True, 'binary_name': '/opt/wrapper'})
     assert allowed['changed']
     assert containerd_config.effective_runtime(config.read_text(), 'runc')[1]['options']['BinaryName'] == '/opt/wrapper'
     undone = run_module(containerd_runtime, {'path': str(config), 'name': 'runc', 'state': 'absent'})
