@@ -33,7 +33,7 @@ options:
     default: false
   lock_timeout:
     description:
-      - Seconds to wait for the node lock C(/var/lib/npu_ascend/lock), which every edit of an engine config and
+      - Seconds to wait for the node lock C(/run/npu_ascend/lock), which every edit of an engine config and
         every installer run of this collection holds, so that two runs against one node at once lose nothing.
       - When another run holds it for longer, the module fails naming that run (pid, module, file, user, start
         time) and changes nothing. V(0) fails at once instead of waiting. Check mode takes no lock.

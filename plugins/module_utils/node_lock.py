@@ -21,7 +21,9 @@ import json
 import os
 import time
 
-LOCK_PATH = '/var/lib/npu_ascend/lock'
+# In /run (a tmpfs that root alone may write): the lock is state of the running system only, so a
+# failed run or an uninstall leaves no file of ours on disk, and a reboot starts without one.
+LOCK_PATH = '/run/npu_ascend/lock'
 # Config edits take milliseconds, but the lock is also held around installers (minutes).
 DEFAULT_TIMEOUT = 600
 _POLL_SECONDS = 0.1

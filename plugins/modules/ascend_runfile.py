@@ -95,7 +95,7 @@ options:
     type: int
   lock_timeout:
     description:
-      - Seconds to wait for the node lock C(/var/lib/npu_ascend/lock) before the installers run. The collection's
+      - Seconds to wait for the node lock C(/run/npu_ascend/lock) before the installers run. The collection's
         installers and edits of engine configs hold it, so two runs against one node never interleave them; a run
         that gives up names the holder (pid, module, start time). V(0) does not wait. Check mode takes no lock.
     type: int
