@@ -417,13 +417,14 @@ WAIT_FOR_LOCK_HOLDER = ("exec", ["sh", "-c", "for i in $(seq 440); do grep -q '\
 MARK_MEETING = ("exec", ["touch", "/root/flt-rf1-met"])
 # The row's run planned its install while the first installer ran and got the lock only after it:
 # the runtime's install info was written by a second install, one whole install after the first
-# ended (it would be about one install after the meeting if the runs had not met, or had overlapped).
+# ended (about 0 s if the second run had come after the first, about one install if they had overlapped).
 CONCURRENT_INSTALLS_SERIALISED = ("exec", ["sh", "-c", "met=$(stat -c %%Y /root/flt-rf1-met)"
                                            " && done=$(stat -c %%Y %s)"
-                                           " && echo \"second install ended $((done - met)) s after the meeting\""
+                                           " && echo \"the runtime's last install ended $((done - met)) s after the runs met"
+                                           " (a second install, after the first, ends at least %d s after)\""
                                            " && test $((done - met)) -ge %d && rm /root/flt-rf1-met"
                                            % ("/usr/local/Ascend/Ascend-Docker-Runtime/ascend_docker_runtime_install.info",
-                                              CONCURRENT_INSTALL_SECONDS * 3 // 2)])
+                                              CONCURRENT_INSTALL_SECONDS * 3 // 2, CONCURRENT_INSTALL_SECONDS * 3 // 2)])
 # Both engines have the registration, and everything else of the operator's configs is as it was:
 # config.toml lost no line but its default_runtime_name; daemon.json is the operator's plus ours.
 REGISTERED_AND_OPERATOR_KEPT_SCRIPT = r"""
