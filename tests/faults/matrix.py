@@ -579,6 +579,11 @@ def run_row(lane, row):
         # A bug or an environment problem in one row must not hide the others' results.
         result["problems"].append("driver error: %r" % error)
         result["outcome"] = result["outcome"] if result["outcome"] != "not run" else "ERROR"
+    if lane.background is not None:
+        # The row stopped before its wait_background: the next row must not start beside that run.
+        log.write("waiting for the background run the row left behind")
+        lane.background[1].join(PLAYBOOK_TIMEOUT)
+        lane.background = None
     result["passed"] = (not result["problems"] and result["outcome"] in ("failed as expected", "succeeded as expected")
                         and result["survived"].endswith("intact") and "converged" in result["recovery"])
     result["seconds"] = round(time.monotonic() - started)

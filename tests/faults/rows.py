@@ -402,6 +402,85 @@ SYMLINK_RESTORED = ("exec", ["sh", "-c", "test -L /etc/containerd/config.toml"
                              " && ls /etc/containerd/real/config.toml.*~ && rm /etc/containerd/real/config.toml.*~"
                              " && rmdir /etc/containerd/real"])
 
+# ---- "two runs against one node at once" (the node lock, docs/container-runtime.md) ------------
+# A first run of container_runtime goes on in the background; the row's own run starts once the
+# first one's runtime installer holds the node lock. The fake runtime installer lasts
+# install_seconds, long enough for the row's run to reach its own installer while the first holds
+# the lock (it plans an install, as the runtime is not installed when it looks).
+NODE_LOCK = "/var/lib/npu_ascend/lock"
+CONCURRENT_INSTALL_SECONDS = 60
+# The lock file names a holder only while one holds it (flock itself cannot be asked who).
+WAIT_FOR_LOCK_HOLDER = ("exec", ["sh", "-c", "for i in $(seq 440); do grep -q '\"pid\"' %s 2>/dev/null"
+                                 " && ! flock -n %s true && exit 0; sleep 0.5; done;"
+                                 " echo 'nobody took the node lock within 4 minutes' >&2; exit 1" % (NODE_LOCK, NODE_LOCK)])
+# When the row's run met the lock (the start of the wait, for CONCURRENT_INSTALLS_SERIALISED).
+MARK_MEETING = ("exec", ["touch", "/root/flt-rf1-met"])
+# The row's run planned its install while the first installer ran and got the lock only after it:
+# the runtime's install info was written by a second install, one whole install after the first
+# ended (about 0 s if the second run had come after the first, about one install if they had overlapped).
+CONCURRENT_INSTALLS_SERIALISED = ("exec", ["sh", "-c", "met=$(stat -c %%Y /root/flt-rf1-met)"
+                                           " && done=$(stat -c %%Y %s)"
+                                           " && echo \"the runtime's last install ended $((done - met)) s after the runs met"
+                                           " (a second install, after the first, ends at least %d s after)\""
+                                           " && test $((done - met)) -ge %d && rm /root/flt-rf1-met"
+                                           % ("/usr/local/Ascend/Ascend-Docker-Runtime/ascend_docker_runtime_install.info",
+                                              CONCURRENT_INSTALL_SECONDS * 3 // 2, CONCURRENT_INSTALL_SECONDS * 3 // 2)])
+# Both engines have the registration, and everything else of the operator's configs is as it was:
+# config.toml lost no line but its default_runtime_name; daemon.json is the operator's plus ours.
+REGISTERED_AND_OPERATOR_KEPT_SCRIPT = r"""
+import json, subprocess
+wrapper = "/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime"
+toml = open("/etc/containerd/config.toml").read()
+if 'BinaryName = "%s"' % wrapper not in toml or "runtimes.ascend]" not in toml:
+    raise SystemExit("config.toml has no ascend runtime:\n" + toml)
+diff = subprocess.run(["diff", "/root/flt-config.toml.orig", "/etc/containerd/config.toml"],
+                      capture_output=True, text=True).stdout.splitlines()
+lost = [line for line in diff if line.startswith("< ") and "default_runtime_name" not in line]
+if lost:
+    raise SystemExit("config.toml lost the operator's lines: %s" % lost)
+daemon = json.load(open("/etc/docker/daemon.json"))
+if daemon.get("runtimes", {}).pop("ascend", {}).get("path") != wrapper:
+    raise SystemExit("daemon.json has no ascend runtime: %s" % daemon)
+daemon.pop("default-runtime", None)
+if daemon != json.load(open("/root/flt-daemon.json.orig")):
+    raise SystemExit("daemon.json lost the operator's settings: %s" % daemon)
+print("both engines have the ascend runtime; the operator's settings are as they were")
+"""
+REGISTERED_AND_OPERATOR_KEPT = ("exec", ["python3", "-c", REGISTERED_AND_OPERATOR_KEPT_SCRIPT])
+DROP_ORIGINAL_CONFIGS = ("exec", ["rm", "/root/flt-config.toml.orig", "/root/flt-daemon.json.orig"])
+
+CONCURRENT_ROWS = [
+    {
+        "id": "RF1", "fault": "two runs against one node at once (the second waits for the node lock)",
+        "before": [("playbook", "container_runtime_uninstall", {}), KEEP_ORIGINAL_CONFIGS,
+                   ("fault", {"install_seconds": CONCURRENT_INSTALL_SECONDS}),
+                   ("background_playbook", "container_runtime", {}), WAIT_FOR_LOCK_HOLDER, MARK_MEETING],
+        "run": ("container_runtime", {}),
+        # Not a failure: the second run waits (default lock_timeout) and both succeed.
+        "expect": None,
+        # The engine configs are the first run's to change meanwhile; what they hold afterwards is
+        # checked by REGISTERED_AND_OPERATOR_KEPT.
+        "survive": ["/srv/models"],
+        "remove": [("wait_background",), ("clear",), CONCURRENT_INSTALLS_SERIALISED, REGISTERED_AND_OPERATOR_KEPT,
+                   DROP_ORIGINAL_CONFIGS],
+        "rerun": ("container_runtime", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "RF1b", "fault": "two runs against one node at once, the second with a 5 s lock timeout",
+        "before": [("playbook", "container_runtime_uninstall", {}), KEEP_ORIGINAL_CONFIGS,
+                   ("fault", {"install_seconds": CONCURRENT_INSTALL_SECONDS * 2}),
+                   ("background_playbook", "container_runtime", {}), WAIT_FOR_LOCK_HOLDER],
+        "run": ("container_runtime", {"container_runtime_lock_timeout": 5}),
+        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime install not started",
+                   "cause": r"node lock /var/lib/npu_ascend/lock is held by pid \d+, module npu\.ascend\.ascend_runfile",
+                   "fix": r"Fix:\slet that run finish"},
+        # The waiting run gave up before the first one's installer ended: it changed nothing.
+        "survive": ENGINE_CONFIGS,
+        "remove": [("wait_background",), ("clear",), REGISTERED_AND_OPERATOR_KEPT, DROP_ORIGINAL_CONFIGS],
+        "rerun": ("container_runtime", {}), "rerun_changed": 0,
+    },
+]
+
 RUNTIME_FILE_ROWS = [
     {
         "id": "RF2", "fault": "the module dies between its change record and the config (crash, power loss)",
@@ -428,7 +507,7 @@ RUNTIME_FILE_ROWS = [
         "rerun": ("container_runtime", {}),
     },
 ]
-ENGINE_ROWS = ENGINE_ROWS + RUNTIME_FILE_ROWS
+ENGINE_ROWS = ENGINE_ROWS + CONCURRENT_ROWS + RUNTIME_FILE_ROWS
 
 K8S_ROWS = [
     {

@@ -2,6 +2,7 @@
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -79,3 +80,14 @@ def test_eula_from_26_1(node):
     assert not testing.node_path_exists(node, ROOT)
     testing.run_package(node, DOCKER_RUNTIME_EULA, "--install", input="Y\n", expect=0)
     assert testing.node_path_exists(node, ROOT + "/ascend_docker_runtime_install.info")
+
+
+def test_install_lasts_the_install_seconds_fault(node):
+    # The fault matrix's concurrent-run row needs an install that is still running (and holding
+    # the node lock) when a second run arrives; the other installers honour this fault too.
+    node.set_faults({"install_seconds": 3})
+    started = time.monotonic()
+    run = testing.run_package(node, DOCKER_RUNTIME, "--install", expect=0)
+    assert time.monotonic() - started >= 3
+    assert run.lines[-2] == "[INFO] ascend-docker-runtime install success"
+    assert testing.node_path_exists(node, RUNTIME)

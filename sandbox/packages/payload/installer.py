@@ -924,12 +924,17 @@ class DockerRuntimeInstaller(object):
     def install(self):
         if os.path.exists(self.manifest):
             self.remove_files()
+        # Like the other installers, the install lasts install_seconds (archive default, faults.json
+        # override): the fault rows need a runtime install slow enough to be met while it runs.
+        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         try:
             install_script(recorder, "docker_runtime.py", self.runtime_binary)
+            progress.step()
             if self.faults.killed_midway:
                 self.faults.kill_now()
             copy_runtime(recorder, os.path.join(self.root, "script"), "docker-runtime-uninstall-script")
+            progress.step()
             recorder.write(os.path.join(self.root, "ascend_docker_runtime_install.info"),
                            "version=v%s\narch=%s\ninstall-scene=%s\n"
                            % (self.version, self.package["arch"], self.scene), 0o644)
