@@ -456,6 +456,56 @@ def verify_src(module, src, state):
     return True
 
 
+def _decide(module, runner, component, src, src_exists, package_version, install_for_all, soc):
+    """Read what is installed and plan the installer runs: (plan, version_before, commands)."""
+    params = module.params
+    install_path, state = params['install_path'], params['state']
+    arch = machine_arch()
+    try:
+        installed = runfile.read_all_installed(install_path, arch, runfile.read_install_record())
+    except VersionFileError as error:
+        runner.fail('cannot tell which %s is installed: %s' % (component, error))
+    entry = installed[runfile.FACT_KEYS[component]]
+    version_before = entry['version'] if entry else None
+
+    plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
+                               runfile.installed_versions(entry))
+    if plan['action'] == 'refuse':
+        runner.fail(plan['reason'])
+    if plan['action'] in ('install', 'upgrade'):
+        missing = runfile.check_prerequisites(component, package_version, installed)
+        if missing and module.check_mode:
+            # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
+            # the same run and so not installed yet; the real run still stops here if it is missing.
+            module.warn('%s; a real run fails here unless an earlier task installs it' % missing)
+        elif missing:
+            runner.fail(missing)
+
+    # The name alone is enough to build the installer argv a dry run reports for a package the
+    # node does not hold yet; a real uninstall must not name a .run file that is not there.
+    planned_src = src if src_exists or (src and (state == 'present' or module.check_mode)) else None
+    try:
+        commands = runfile.build_commands(
+            component, plan['action'], src=planned_src, install_path=install_path,
+            install_for_all=install_for_all, extra_args=params['extra_args'], soc=soc,
+            uninstall_script=entry['uninstall_script'] if entry else None)
+    except ValueError as error:
+        runner.fail(str(error))
+    return plan, version_before, commands
+
+
+def _report_plan(module, result, plan, version_before, commands, package_version):
+    result['version_before'] = version_before
+    result['action'], result['reason'] = plan['action'], plan['reason']
+    result['commands'] = commands
+    result['cmd'] = commands[-1] if commands else []
+    expected_after = None if plan['action'] == 'uninstall' else (
+        package_version if plan['action'] in ('install', 'upgrade') else version_before)
+    result['version_after'] = expected_after
+    if module._diff:
+        result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -497,48 +547,10 @@ def main():
     soc = bool(package and package.get('soc'))
     install_for_all = resolve_install_for_all(module, component, soc)
 
-    try:
-        record = runfile.read_install_record()
-        installed = runfile.read_all_installed(install_path, arch, record)
-    except VersionFileError as error:
-        runner.fail('cannot tell which %s is installed: %s' % (component, error))
-    entry = installed[runfile.FACT_KEYS[component]]
-    version_before = entry['version'] if entry else None
-    result['version_before'] = version_before
-
-    plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
-                               runfile.installed_versions(entry))
-    result['action'], result['reason'] = plan['action'], plan['reason']
-    if plan['action'] == 'refuse':
-        runner.fail(plan['reason'])
-    if plan['action'] in ('install', 'upgrade'):
-        missing = runfile.check_prerequisites(component, package_version, installed)
-        if missing and module.check_mode:
-            # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
-            # the same run and so not installed yet; the real run still stops here if it is missing.
-            module.warn('%s; a real run fails here unless an earlier task installs it' % missing)
-        elif missing:
-            runner.fail(missing)
-
-    # The name alone is enough to build the installer argv a dry run reports for a package the
-    # node does not hold yet; a real uninstall must not name a .run file that is not there.
-    planned_src = src if src_exists or (src and (state == 'present' or module.check_mode)) else None
-    try:
-        commands = runfile.build_commands(
-            component, plan['action'], src=planned_src, install_path=install_path,
-            install_for_all=install_for_all, extra_args=params['extra_args'], soc=soc,
-            uninstall_script=entry['uninstall_script'] if entry else None)
-    except ValueError as error:
-        runner.fail(str(error))
-    result['commands'] = commands
-    result['cmd'] = commands[-1] if commands else []
-
-    expected_after = None if plan['action'] == 'uninstall' else (
-        package_version if plan['action'] in ('install', 'upgrade') else version_before)
-    result['version_after'] = expected_after
+    plan, version_before, commands = _decide(module, runner, component, src, src_exists, package_version,
+                                             install_for_all, soc)
+    _report_plan(module, result, plan, version_before, commands, package_version)
     result['changed'] = bool(commands) and module.check_mode
-    if module._diff:
-        result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
     if module.check_mode or not commands:
         module.exit_json(**result)
 
@@ -549,6 +561,17 @@ def main():
             'module': 'npu.ascend.ascend_runfile', 'target': '%s %s' % (component, src or '')}).acquire()
     except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
         runner.fail('%s %s not started: %s' % (component, plan['action'], error))
+    # Another run may have held the lock to install this very package meanwhile: decide again on
+    # what is installed now, so that the second of two runs does not install it a second time.
+    planned_action = plan['action']
+    plan, version_before, commands = _decide(module, runner, component, src, src_exists, package_version,
+                                             install_for_all, soc)
+    if plan['action'] != planned_action:
+        _report_plan(module, result, plan, version_before, commands, package_version)
+        result['reason'] = '%s (decided again after waiting for the node lock: another run changed it meanwhile)' % (
+            plan['reason'])
+    if not commands:
+        module.exit_json(**result)
 
     if src_exists and plan['action'] in ('install', 'upgrade'):
         if not os.access(src, os.X_OK):

@@ -60,3 +60,22 @@ def test_reboot_marker_is_written_under_a_unique_temporary_name(driver, run_modu
     assert other.read_text() == 'another writer'
     assert sorted(os.listdir(str(state))) == ['reboot-required.json', 'reboot-required.json.tmp']
     assert oct(driver['marker'].stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_a_package_installed_by_the_lock_holder_meanwhile_is_not_installed_again(driver, run_module, monkeypatch):
+    """Two runs plan the same install; the second gets the lock once the first has installed it."""
+    acquire = ascend_runfile.node_lock.NodeLock.acquire
+
+    def acquire_after_the_other_run(self):
+        # What the run that held the lock leaves behind: the driver at the package's version.
+        version_dir = os.path.join(driver['install_path'], 'driver')
+        os.makedirs(version_dir)
+        with open(os.path.join(version_dir, 'version.info'), 'w') as handle:
+            handle.write('Version=25.0.rc1.1\n')
+        return acquire(self)
+
+    monkeypatch.setattr(ascend_runfile.node_lock.NodeLock, 'acquire', acquire_after_the_other_run)
+    result = run_module(ascend_runfile, {'src': driver['src'], 'install_path': driver['install_path']})
+    assert not result['changed'] and result['action'] == 'none', result
+    assert 'another run changed it meanwhile' in result['reason']
+    assert not driver['calls'].exists()
