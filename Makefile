@@ -9,7 +9,7 @@
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       N sandbox nodes from bare to validated, again converged, against its floors and a
 #                    naive script: bench/results.json and .png (BENCH_NODES, BENCH_INSTALL_SECONDS, BENCH_LEVERS=1)
-#   make faults      the fault matrix (docs/faults.md): 21 injected faults, each must fail with a clear
+#   make faults      the fault matrix (docs/faults.md): 28 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 
 SHELL := /bin/bash
