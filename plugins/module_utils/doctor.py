@@ -15,7 +15,7 @@ Input, all plain data:
      'runtime': {'containerd': None or {'ok', 'error', 'default_runtime_name', 'runtime'},
                  'docker': None or {'ok', 'error', 'path', 'config_text'}},
      'kubelet': {'path': '/var/lib/kubelet/device-plugins', 'dir_exists': bool, 'socket': bool},
-     'versions': {'ok', 'error', 'stack', 'conflicts'},      # npu.ascend.ascend_compat
+     'versions': {'ok', 'error', 'stack', 'conflicts', 'unknown'},  # npu.ascend.ascend_compat
      'torch_npu': None or {'python', 'version', 'error'}}
 
 * one *cluster evidence* dict (Kubernetes objects as the API returns them)::
@@ -615,6 +615,19 @@ def _version_findings(name, evidence, reported):
                                                                   if value is not None)), conflict.get('source')),
             'install a %s that fits: %s (npu.ascend.site), or add a row to doctor_compat_extra_rows if you have '
             'validated this combination' % (needed, ' or '.join(conflict.get('fits') or []))))
+    # A pair no row speaks about is not known to work: the gate refuses it, so the doctor names it.
+    for entry in versions.get('unknown') or []:
+        pair = entry.get('pair') or []
+        have = entry.get('have') or {}
+        findings.append(finding(
+            name, 'versions', '%s is not in the compatibility matrix' % ' with '.join(
+                '%s %s' % (part, have.get(part)) for part in pair),
+            'installed stack: %s; %s' % (
+                _format_map(dict((key, value) for key, value in stack.items() if value is not None)),
+                ('rows for %s %s: %s' % (pair[0], have.get(pair[0]), '; '.join(entry['rows'])))
+                if pair and entry.get('rows') else 'no row for this release'),
+            'install a documented pair (npu.ascend.site refuses this one), or add a row to doctor_compat_extra_rows '
+            '(and preflight_compat_extra_rows) with the source that validates it'))
     facts = evidence.get('facts') or {}
     driver = _installed(facts, 'driver')
     smi = evidence.get('npu_smi') or {}

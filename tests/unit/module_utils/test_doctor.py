@@ -62,7 +62,7 @@ def containerd(default='ascend', registered=True):
 
 def stack_check(**stack):
     report = compat.check_stack(stack, COMPAT_MATRIX)
-    return {'stack': stack, 'conflicts': report['conflicts']}
+    return {'stack': stack, 'conflicts': report['conflicts'], 'unknown': report['unknown']}
 
 
 def node_evidence(name=A2, smi=None, **changes):
@@ -407,6 +407,15 @@ def test_cann_that_does_not_fit_the_driver():
     assert findings and all(item['component'] == 'versions' for item in findings)
     assert any('cann 8.0.RC1' in item['problem'] and 'driver 25.0.rc1.1' in item['problem'] for item in findings)
     assert any('24.1.rc1' in item['fix'] for item in findings)
+
+
+def test_a_pair_the_matrix_does_not_know_is_a_finding():
+    versions = stack_check(cann='8.3.RC1', driver='25.2.0', firmware='7.7.0.1.231', chip_family='910b')
+    assert versions['unknown'] and not versions['conflicts']
+    item = only(doctor.diagnose([node_evidence(versions=versions)], cluster()))
+    assert item['component'] == 'versions'
+    assert 'cann 8.3.RC1 with driver 25.2.0 is not in the compatibility matrix' == item['problem']
+    assert 'doctor_compat_extra_rows' in item['fix']
 
 
 def test_torch_npu_against_cann_and_missing_torch_npu():
