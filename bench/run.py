@@ -52,6 +52,7 @@ RUNS_DIR = os.path.join(CACHE_DIR, 'runs')
 K8S_STATE_DIR = os.path.join(CACHE_DIR, 'k8s')
 MONITORING_DIR = os.path.join(CACHE_DIR, 'monitoring')
 FACT_CACHE_DIR = os.path.join(CACHE_DIR, 'facts')
+PARTIAL_RESULTS = os.path.join(CACHE_DIR, 'results.partial.json')
 MITOGEN_DIR = os.path.join(CACHE_DIR, 'mitogen')
 CHART_PYTHON = os.path.join(CACHE_DIR, 'venv', 'bin', 'python')
 SANDBOX_INVENTORY = os.path.join(REPO_ROOT, 'inventories', 'sandbox')
@@ -85,6 +86,7 @@ CONTROLLER_ACTIONS = frozenset(
     prefix + name for prefix in ('', 'ansible.builtin.', 'ansible.legacy.')
     for name in ('set_fact', 'debug', 'assert', 'fail', 'include_tasks', 'include_role', 'include_vars',
                  'import_tasks', 'import_role', 'meta', 'add_host', 'group_by', 'set_stats', 'pause'))
+
 
 class BenchError(Exception):
     """Provisioning or set-up failed: the benchmark has no meaning, `make bench` fails."""
@@ -326,6 +328,7 @@ def summarize(document, top=15):
                            'host_seconds': t['host_seconds']} for t in slowest],
     }
 
+
 def combine(*summaries):
     total = {'wall_seconds': round(sum(s['wall_seconds'] for s in summaries), 3),
              'controller_cpu_seconds': round(sum(s['controller_cpu_seconds'] for s in summaries), 3),
@@ -427,22 +430,24 @@ def evaluate(results):
         'converged_copied_bytes': converged['copied_bytes'],
         'converged_site_tasks_per_node_max': converged_site['tasks_per_node_max'],
     }
+    converged_met = (ratios['converged_over_noop'] is not None
+                     and ratios['converged_over_noop'] <= TARGETS['converged_over_noop']
+                     and converged['changed_tasks'] == 0 and converged['copied_bytes'] == 0)
     targets = [{
         'target': 'converged site.yml + kubernetes.yml <= %.1fx no-op floor, 0 changed, 0 bytes copied'
                   % TARGETS['converged_over_noop'],
         'value': '%sx (%.1f s / %.1f s), %d changed, %d bytes' % (
             ratios['converged_over_noop'], converged['wall_seconds'], noop, converged['changed_tasks'],
             converged['copied_bytes']),
-        'met': (ratios['converged_over_noop'] is not None
-                and ratios['converged_over_noop'] <= TARGETS['converged_over_noop']
-                and converged['changed_tasks'] == 0 and converged['copied_bytes'] == 0),
-    }, {
+        'met': converged_met,
+    }]
+    targets.append({
         'target': 'converged site.yml <= %d tasks per node' % TARGETS['converged_tasks_per_node'],
         'value': '%d tasks on the node with the most (%d round trips to it; mean %.1f)' % (
             converged_site['tasks_per_node_max'], converged_site['round_trips_per_node_max'],
             converged_site['tasks_per_node_mean']),
         'met': converged_site['tasks_per_node_max'] <= TARGETS['converged_tasks_per_node'],
-    }]
+    })
     one_node = scale_point(results, 1)
     if one_node and nodes > 1:
         single = one_node['first']['wall_seconds']
@@ -566,7 +571,7 @@ def fleet_run(args, results, count, forks):
 
 def benchmark(args):
     points = sorted(set(args.scale_points) | {1, args.nodes})
-    forks = args.forks or max(max(points), 10)
+    forks = args.forks or max(*points, 10)
     results = {
         'started': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
         'settings': {'nodes': args.nodes, 'scale_points': points, 'install_scale': args.install_scale,
@@ -590,10 +595,14 @@ def benchmark(args):
     if not args.skip_naive:
         results['naive'] = naive_baseline(args)
         results['load_average']['after_naive'] = load_average()
+    os.makedirs(CACHE_DIR, exist_ok=True)
     # The main fleet last, so that --keep leaves it (converged, with its control plane).
     for count in [p for p in points if p != args.nodes] + [args.nodes]:
         fleet_run(args, results, count, forks)
         results['load_average']['after_n%d' % count] = load_average()
+        # What is measured so far survives a bench stopped before the end.
+        with open(PARTIAL_RESULTS, 'w') as handle:
+            json.dump(results, handle, indent=1, sort_keys=True)
     results['load_average']['end'] = load_average()
     evaluate(results)
     return results
@@ -701,7 +710,7 @@ def main(argv=None):
     try:
         if args.levers_only:
             # The study replaces the levers of the results file the --keep run wrote, if any.
-            forks = args.forks or max(max(set(args.scale_points) | {args.nodes}), 10)
+            forks = args.forks or max(*args.scale_points, args.nodes, 10)
             results = {}
             if os.path.exists(args.results):
                 with open(args.results) as handle:
