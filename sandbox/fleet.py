@@ -60,6 +60,7 @@ PRODUCTS = {
         "chip_family": "910b",
         "default_chip_name": "910B4",
         "pci_device": "d802",
+        "subsystem_vendor": HUAWEI_PCI_VENDOR,
         "subsystem_device": "0x3002",
         "revision": "0x20",
         "chips_per_npu": 1,
@@ -76,6 +77,9 @@ PRODUCTS = {
         "chip_family": "310p",
         "default_chip_name": "310P3",
         "pci_device": "d500",
+        # Huawei's deployer identifies 300I Pro (0x0100) and Duo (0x0110) cards by subsystem vendor
+        # 0x0200, not Huawei's 0x19e5 (docs/development.md, "PCI ids").
+        "subsystem_vendor": "0x0200",
         "subsystem_device": "0x0110",
         "revision": "0x23",
         "chips_per_npu": 2,
@@ -419,7 +423,7 @@ class NodeSpec:
             "chip_name": self.chip_name,
             "pci_device": model["pci_device"],
             "pci_revision": model["revision"],
-            "subsystem_vendor": HUAWEI_PCI_VENDOR,
+            "subsystem_vendor": model["subsystem_vendor"],
             "subsystem_device": model["subsystem_device"],
             "arch": self.arch,
             "hot_reset": model["hot_reset"],
