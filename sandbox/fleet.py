@@ -467,6 +467,8 @@ def write_fake_sysfs(spec, sysfs_dir):
                     int(hardware["subsystem_device"], 16), 0x12, 0x00, 0x00),
                 "numa_node": "-1",
                 "enable": "1",
+                # `lspci -v` reads it (the subsystem line then shows, e.g. [0200:0110] on a Duo).
+                "irq": "0",
             }
             for attribute, value in attributes.items():
                 (function_dir / attribute).write_text(value + "\n")
