@@ -95,7 +95,7 @@ def test_ops_need_a_toolkit_of_8_5_or_later(node):
     testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
     run = testing.run_package(node, OPS, *INSTALL, expect=1)
     assert "8.5.0" in run.lines[-1] and "[ERROR]" in run.lines[-1]
-    run = testing.run_package(node, TOOLKIT_85, *INSTALL, expect=0)
+    run = testing.run_package(node, TOOLKIT_85, "--nox11", "--upgrade", "--quiet", expect=0)
     assert '"source /usr/local/Ascend/cann/set_env.sh"' in run.stdout
     assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
     info = version_files.parse_toolkit_install_info(
@@ -107,6 +107,27 @@ def test_ops_need_a_toolkit_of_8_5_or_later(node):
     ops_info = version_files.parse_opp_kernel_version_info(
         testing.read_node_file(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info"))
     assert ops_info["version"] == "8.5.0"
+
+
+def test_upgrade_to_8_5_moves_to_the_cann_tree_and_takes_the_old_kernels_with_it(node):
+    # Huawei's CANN 8.5.0 installation and upgrade guides (docs/cann-8.5.md): from an earlier
+    # release, --upgrade (or uninstall first); kernels installed with a toolkit go when it is upgraded.
+    for package in (TOOLKIT, KERNELS):
+        testing.run_package(node, package, *INSTALL, expect=0)
+    run = testing.run_package(node, TOOLKIT_85, *INSTALL, expect=1)
+    assert "[ERROR]" in run.lines[-1] and "--upgrade" in run.lines[-1] and "8.2.RC1" in run.lines[-1]
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0")
+    assert testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit/8.2.RC1/opp_kernel/version.info")
+
+    run = testing.run_package(node, TOOLKIT_85, "--nox11", "--upgrade", "--quiet", expect=0)
+    assert any("8.2.RC1" in line and "--install" in line for line in run.lines if "[INFO]" in line)
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit")
+    assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
+    sourced = node.exec(["bash", "-c", "source /usr/local/Ascend/cann/set_env.sh && echo $ASCEND_TOOLKIT_HOME"])
+    assert sourced.stdout.strip() == "/usr/local/Ascend/cann"
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel")
+    testing.run_package(node, OPS, *INSTALL, expect=0)
+    assert testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info")
 
 
 def test_nnal_needs_the_toolkit_and_writes_its_version_file(node):
@@ -144,14 +165,16 @@ def test_killed_toolkit_install_leaves_no_version_file(node):
     assert testing.node_path_exists(node, TOOLKIT_INFO)
 
 
-def test_uninstall_scripts_remove_everything(node):
-    for package in (TOOLKIT, KERNELS, NNAL, TOOLKIT_85, OPS):
+@pytest.mark.parametrize("packages, scripts", [
+    ((TOOLKIT, KERNELS, NNAL), ("/usr/local/Ascend/nnal/atb/latest/script/uninstall.sh",
+                                "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/script/uninstall.sh")),
+    ((TOOLKIT_85, OPS), ("/usr/local/Ascend/cann-8.5.0/x86_64-linux/script/uninstall.sh",)),
+])
+def test_uninstall_scripts_remove_everything(node, packages, scripts):
+    for package in packages:
         testing.run_package(node, package, *INSTALL, expect=0)
-    testing.run_package(node, OPS, "--nox11", "--uninstall", "--quiet", expect=0)
-    testing.run_package(node, KERNELS, "--nox11", "--uninstall", "--quiet", expect=0)
-    for script in ("/usr/local/Ascend/nnal/atb/latest/script/uninstall.sh",
-                   "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/script/uninstall.sh",
-                   "/usr/local/Ascend/cann-8.5.0/x86_64-linux/script/uninstall.sh"):
+    testing.run_package(node, packages[1], "--nox11", "--uninstall", "--quiet", expect=0)
+    for script in scripts:
         result = node.exec([script])
         assert "uninstall success" in result.stdout
     assert not testing.node_path_exists(node, "/usr/local/Ascend")

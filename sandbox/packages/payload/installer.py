@@ -709,12 +709,20 @@ class ToolkitInstaller(CannInstaller):
         if self.operation == "--upgrade" and not installed:
             # unverified wording.
             self.fail("No installed Ascend-cann-toolkit was found in %s, use --install." % self.install_path)
+        older_layout = [version for version in installed if not self.new_layout(version)]
+        if self.operation == "--install" and self.new_layout() and older_layout:
+            # Huawei: from an earlier release to 8.5.0, upgrade with --upgrade or uninstall every
+            # earlier version first, otherwise the install can fail (docs/cann-8.5.md). The
+            # sandbox always fails, so that the wrong path cannot pass here. Unverified wording.
+            self.fail("Ascend-cann-toolkit %s is installed in %s; use --upgrade, or uninstall it before "
+                      "installing %s." % (", ".join(older_layout), self.install_path, self.package_label))
 
     def install(self):
         progress = self.progress()
         if self.operation == "--upgrade":
             for version in self.installed_toolkits():
                 if version != self.version:
+                    self.remove_operator_kernels_of(version)
                     ascend_sim.remove_recorded(self.manifest_of(version), self.install_path)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.ensure_install_root(recorder)
@@ -754,6 +762,16 @@ class ToolkitInstaller(CannInstaller):
 
     def manifest_of(self, version):
         return os.path.join(self.version_dir(version), "%s-linux" % self.arch, "script", "filelist")
+
+    def remove_operator_kernels_of(self, version):
+        # Huawei: kernels (ops from 8.5.0) installed with a toolkit are uninstalled when that
+        # toolkit is upgraded; they are installed again with --install (docs/cann-8.5.md).
+        kernels_manifest = os.path.join(self.version_dir(version), "opp_kernel", "script", "filelist")
+        if ascend_sim.remove_recorded(kernels_manifest, self.version_dir(version)):
+            # unverified wording.
+            self.console.info("The operator kernels installed with Ascend-cann-toolkit %s were uninstalled "
+                              "with it; install the operator kernels package of %s with --install."
+                              % (version, self.version))
 
     def print_summary(self):
         # Transcript toolkit_8.1.RC1_install_summary_310b-soc.txt.
