@@ -86,12 +86,16 @@ def kernel_version_release(kernel_release):
     return match.group(1), match.group(2)
 
 
+def rpm_field(text):
+    """A Debian version part as an RPM version or release: no '-' (it separates them), no ':'."""
+    return re.sub(r"[^A-Za-z0-9._+~]", ".", text)
+
+
 def deb_version(package):
     """Debian `[epoch:]upstream[-revision]` as RPM version and release."""
     version = re.sub(r"^[0-9]+:", "", run(["dpkg-query", "-W", "-f=${Version}", package]))
     upstream, _, revision = version.rpartition("-") if "-" in version else (version, "", "0")
-    clean = lambda text: re.sub(r"[^A-Za-z0-9._+]", ".", text)  # noqa: E731
-    return clean(upstream), "%s.%s" % (clean(revision), DIST_TAG)
+    return rpm_field(upstream), "%s.%s" % (rpm_field(revision), DIST_TAG)
 
 
 def deb_files(packages):
@@ -139,7 +143,6 @@ def generate_kernel_tree(kind, staging, kernel_release):
 
 
 def spec_text(package, version, release, files, staging, file_list):
-    quote = lambda path: '"%s"' % path  # noqa: E731
     config = set(package.get("config", []))
     lines = [
         "%define _topdir /var/tmp/rpmbuild",
@@ -166,7 +169,7 @@ def spec_text(package, version, release, files, staging, file_list):
         "tar -C %s --no-recursion -cf - -T %s | tar -C %%{buildroot} -xf -" % (staging, file_list),
         "%files",
     ]
-    lines += [("%%config(noreplace) %s" if path in config else "%s") % quote(path) for path in files]
+    lines += [('%%config(noreplace) "%s"' if path in config else '"%s"') % path for path in files]
     return "\n".join(lines) + "\n"
 
 
