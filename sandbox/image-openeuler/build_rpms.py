@@ -66,8 +66,11 @@ PACKAGES = [
 
 
 def run(argv, **kwargs):
-    return subprocess.run(argv, check=True, env=COMMAND_ENV, stdout=subprocess.PIPE,
-                          universal_newlines=True, **kwargs).stdout
+    result = subprocess.run(argv, check=False, env=COMMAND_ENV, stdout=subprocess.PIPE,
+                            universal_newlines=True, **kwargs)
+    if result.returncode != 0:
+        sys.exit("build_rpms: `%s` exited %d:\n%s" % (" ".join(argv), result.returncode, result.stdout))
+    return result.stdout
 
 
 def kernel_release_of(package):
@@ -103,6 +106,9 @@ def deb_files(packages):
     for package in packages:
         for path in run(["dpkg-query", "-L", package]).splitlines():
             if path.startswith(SKIPPED_PREFIXES) or not path.startswith("/"):
+                continue
+            # Directories are not listed (rpm makes them), nor merged-/usr links such as /bin.
+            if os.path.isdir(path):
                 continue
             if os.path.islink(path) or os.path.isfile(path):
                 files.append(path)
