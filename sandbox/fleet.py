@@ -117,6 +117,7 @@ PRODUCTS = {
 KNOWN_FAULTS = {
     "driver_dkms_failure", "installer_killed_midway", "disk_full", "no_kernel_headers",
     "unhealthy_chips", "npu_smi_error", "installer_exit_code", "install_seconds",
+    "install_time_scale",
 }
 
 # A tiny image (static busybox) the nodes' engines start containers from, to check that the

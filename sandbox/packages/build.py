@@ -28,6 +28,12 @@ COMPONENTS = ("driver", "firmware", "toolkit", "kernels", "ops", "nnal", "docker
 HDK_COMPONENTS = ("driver", "firmware")
 # A fixed packaging date keeps the archive bytes independent of when it was built.
 PACKAGING_DATE = "Thu Jan  1 00:00:00 UTC 2026"
+# How long Huawei's own installer takes on a real server, in seconds; each archive carries its
+# component's figure (package.json huawei_install_seconds) and an install lasts that long times the
+# install_time_scale fault (make bench sets it; without it, --install-seconds, default 0, applies).
+# Sources and the judgements among them: docs/benchmarks.md, "Installer durations".
+HUAWEI_INSTALL_SECONDS = {"driver": 300, "firmware": 300, "toolkit": 480, "kernels": 80, "ops": 80,
+                          "nnal": 60, "docker-runtime": 60}
 
 
 # ==========================================================================================
@@ -420,7 +426,8 @@ def build(component, chip, version, arch, soc, out_dir, install_seconds=0.0):
     name_arch = None if component == "firmware" else arch
     filename = package_file_name(component, name_chip, version, name_arch, soc)
     package = {"component": component, "chip": chip, "version": version, "arch": arch, "soc": bool(soc),
-               "filename": filename, "install_seconds": float(install_seconds)}
+               "filename": filename, "install_seconds": float(install_seconds),
+               "huawei_install_seconds": HUAWEI_INSTALL_SECONDS[component]}
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="npu-ascend-build-") as work:
         stage_name = "ascend-%s-%s" % (component, version)

@@ -92,3 +92,11 @@ def test_install_lasts_the_install_seconds_fault(node):
     assert time.monotonic() - started >= 3
     assert run.lines[-2] == "[INFO] ascend-docker-runtime install success"
     assert testing.node_path_exists(node, RUNTIME)
+
+
+def test_install_lasts_huaweis_duration_times_the_scale(node):
+    # make bench models each installer as Huawei's own duration (build.py's table) times a scale.
+    node.set_faults({"install_time_scale": 0.05})
+    started = time.monotonic()
+    testing.run_package(node, DOCKER_RUNTIME, "--install", expect=0)
+    assert time.monotonic() - started >= 0.05 * 60

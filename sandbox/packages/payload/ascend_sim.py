@@ -312,9 +312,17 @@ class Faults(object):
         codes = self.data.get("installer_exit_code") or {}
         return codes.get(self.component)
 
-    def install_seconds(self, default):
+    def install_seconds(self, package):
+        """How long this install lasts: the install_seconds fault (every installer alike), else the
+        install_time_scale fault times the duration of Huawei's own installer the archive carries
+        (huawei_install_seconds, from build.py's table), else the archive's --install-seconds."""
         value = self.data.get("install_seconds")
-        return float(default if value is None else value)
+        if value is not None:
+            return float(value)
+        scale = self.data.get("install_time_scale")
+        if scale is not None:
+            return float(scale) * float(package.get("huawei_install_seconds", 0))
+        return float(package.get("install_seconds", 0))
 
     def kill_now(self):
         # SIGKILL, like the OOM killer or a lost SSH session taking the installer down:

@@ -327,7 +327,7 @@ class DriverInstaller(HdkInstaller):
             self.remove_installed(quiet=True)
         self.remove_leftovers()
         self.console.info("driver install type: DKMS")
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 5)
+        progress = Progress(self.faults.install_seconds(self.package), 5)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.console.info("upgradePercentage:10%")
         progress.step()
@@ -463,7 +463,7 @@ class FirmwareInstaller(HdkInstaller):
         if os.path.isdir(self.firmware_dir):
             if not ascend_sim.remove_recorded(self.manifest, self.install_path):
                 ascend_sim.remove_tree(self.firmware_dir)
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 3)
+        progress = Progress(self.faults.install_seconds(self.package), 3)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.console.info("upgradePercentage: 0%")
         progress.step()
@@ -674,7 +674,7 @@ class CannInstaller(object):
         return 0 if override is None else int(override)
 
     def progress(self):
-        return Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
+        return Progress(self.faults.install_seconds(self.package), 2)
 
     def installed_location(self):
         """Where the package is (or would be) installed, as its messages name it."""
@@ -962,9 +962,9 @@ class DockerRuntimeInstaller(object):
     def install(self):
         if os.path.exists(self.manifest):
             self.remove_files()
-        # Like the other installers, the install lasts install_seconds (archive default, faults.json
-        # override): the fault rows need a runtime install slow enough to be met while it runs.
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
+        # Like the other installers, the install lasts as long as Faults.install_seconds says: the
+        # fault rows need a runtime install slow enough to be met while it runs.
+        progress = Progress(self.faults.install_seconds(self.package), 2)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         try:
             install_script(recorder, "docker_runtime.py", self.runtime_binary)
