@@ -11,6 +11,7 @@ of fleet.py under an audit hook that sees every file they open and every module 
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -20,7 +21,25 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.p
 SANDBOX_DIR = os.path.join(REPO_ROOT, 'sandbox')
 PRODUCT_DIRS = ('plugins', 'roles')
 COLLECTION_NAME = 'ansible_collections'
-PRODUCT_PATH_WORDS = ('plugins/', 'roles/', 'module_utils', COLLECTION_NAME)
+PRODUCT_WORDS = ('module_utils', COLLECTION_NAME)
+_PATH_TOKEN = re.compile(r'[^\s"\'=:;,()\[\]{}]+')
+
+
+def names_product_path(text):
+    """Whether ``text`` names the collection's code: its Ansible name, module_utils, or a relative plugins/ or roles/ path.
+
+    Absolute paths are the node's own (``/etc/dnf/plugins/``); the audit-hook run below catches any file
+    actually opened in the collection, whatever its spelling.
+    """
+    if any(word in text for word in PRODUCT_WORDS):
+        return True
+    for token in _PATH_TOKEN.findall(text):
+        if token.startswith('/') or '/' not in token:
+            continue
+        parts = [part for part in token.split('/') if part not in ('', '.', '..')]
+        if parts and parts[0] in PRODUCT_DIRS:
+            return True
+    return False
 
 
 def _is_python(path):
@@ -54,15 +73,15 @@ def python_violations(source, filename='<source>'):
                 found.append('line %d imports %s' % (node.lineno, name))
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
-            if text in PRODUCT_DIRS or any(word in text for word in PRODUCT_PATH_WORDS):
+            if text in PRODUCT_DIRS or names_product_path(text):
                 found.append('line %d names %r' % (node.lineno, text))
     return found
 
 
 def shell_violations(text):
-    return ['line %d names %s' % (number, word)
-            for number, line in enumerate(text.splitlines(), 1) if not line.lstrip().startswith('#')
-            for word in PRODUCT_PATH_WORDS if word in line]
+    return ['line %d names the collection: %s' % (number, line.strip())
+            for number, line in enumerate(text.splitlines(), 1)
+            if not line.lstrip().startswith('#') and names_product_path(line)]
 
 
 def test_the_check_finds_the_old_borrowing():
@@ -75,6 +94,10 @@ def test_the_check_finds_the_old_borrowing():
     assert shell_violations('cp ../plugins/module_utils/pci.py .\n')
     # containerd's TOML tables are called plugins too; they lead nowhere into the collection.
     assert python_violations('table = \'[plugins."%s".containerd]\' % name\n') == []
+    assert shell_violations('PYTHONPATH=./roles/cann/files python3\n')
+    # The node's own plugin directories are not the collection's.
+    assert python_violations('PLUGIN = "/usr/lib/python3/dist-packages/dnf-plugins/versionlock.py"\n') == []
+    assert shell_violations('cat /etc/dnf/plugins/versionlock.conf\n') == []
 
 
 @pytest.mark.parametrize('path', sorted(_sandbox_files()), ids=lambda path: os.path.relpath(path, SANDBOX_DIR))
