@@ -14,12 +14,13 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("makeself") is None, reason="makeself is not installed (make deps)")
 
 builder = testing.load_builder()
-version_files = testing.load_module_utils("version_files")
-ascend_package = testing.load_module_utils("ascend_package")
+version_files = collection_code.load_module_utils("version_files")
+ascend_package = collection_code.load_module_utils("ascend_package")
 
 # (component, chip, version, arch, soc) -> the name Huawei gives that package (facts reference section 1)
 REAL_NAMES = [

@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 from testing import DOCKER_RUNTIME, DOCKER_RUNTIME_EULA  # noqa: E402
 
 if sys.version_info >= (3, 11):
@@ -15,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the project runs Python 3.11
     tomllib = None
 
-version_files = testing.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("version_files")
 ROOT = "/usr/local/Ascend/Ascend-Docker-Runtime"
 RUNTIME = ROOT + "/ascend-docker-runtime"
 
