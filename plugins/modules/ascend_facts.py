@@ -290,9 +290,10 @@ def _family_facts(devices):
     }
 
 
-def read_os_release(path=OS_RELEASE):
+def read_os_release(path=None):
+    """``NAME VERSION_ID`` of os-release (what the compatibility matrix's ``os`` matches), or None."""
     try:
-        return compat.parse_os_release(_read(path))
+        return compat.parse_os_release(_read(path or OS_RELEASE))
     except (IOError, OSError):
         return None
 
