@@ -33,8 +33,8 @@ def hardware_checks(probe, expected_count=0):
     """NPUs on PCI (with a chip family) and, when ``expected_count`` is set, their count."""
     count = int(probe.get('npu_count') or 0)
     chip, product = probe.get('chip_family'), probe.get('product')
-    what = '%d NPU PCI function(s) of vendor 19e5%s%s' % (count, (', chip %s' % chip) if chip else '',
-                                                            (', %s' % product) if product else '')
+    where = ((', chip %s' % chip) if chip else '') + ((', %s' % product) if product else '')
+    what = '%d NPU PCI function(s) of vendor 19e5%s' % (count, where)
     checks = [_check('NPUs on PCI', count > 0 and bool(chip),
                      what if count > 0 else 'no Huawei (vendor 19e5) accelerator on PCI',
                      'check that the NPU cards are seated and enabled in the BIOS; `lspci -d 19e5:` must list them')]
@@ -192,8 +192,8 @@ def downgrade_check(plan):
 def compat_stack(plan, probe):
     """The stack the matrix judges: the wanted driver, firmware and CANN, the rest from the probe."""
     wanted = dict((item['component'], item['want']) for item in plan['components'])
-    desired = dict((key, wanted[component]) for key, component in (('driver', 'driver'), ('firmware', 'firmware'),
-                                                                  ('cann', 'toolkit')) if component in wanted)
+    keys = (('driver', 'driver'), ('firmware', 'firmware'), ('cann', 'toolkit'))
+    desired = dict((key, wanted[component]) for key, component in keys if component in wanted)
     return compat.probe_stack(desired, probe.get('installed'), probe.get('chip_family'), probe.get('product'),
                               probe.get('os'))
 

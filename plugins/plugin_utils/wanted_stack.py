@@ -102,4 +102,3 @@ def wanted_stack(variables, stack=None):
     if isinstance(stack, Mapping) and len(stack) > 0:
         return wanted_versions(stack)
     return wanted_versions(stack_from_variables(variables))
-

@@ -49,8 +49,8 @@ CONVERGED = _installed(driver='25.0.rc1.1', firmware='7.7.0.1.231', toolkit='8.2
 def test_wanted_stack(variables, stack, wanted):
     result = wanted_stack.wanted_stack(variables, stack)
     assert result == wanted
-    assert list(result) == [component for component in ('firmware', 'driver', 'toolkit', 'kernels', 'ops', 'nnal',
-                                                         'docker_runtime') if component in wanted]
+    order = ('firmware', 'driver', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
+    assert list(result) == [component for component in order if component in wanted]
 
 
 def test_nnal_version_is_not_read_while_nnal_is_off():
