@@ -9,10 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as report_lib
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
 
-_NODE_KEYS = ('host', 'gathered', 'k8s', 'stack', 'published', 'outcome')
+_NODE_KEYS = ('host', 'gathered', 'k8s', 'wanted', 'published', 'outcome')
 
 
 def fleet_report(nodes, previous=None, run=None, generated_at=None, domain='npu.ascend'):
@@ -29,7 +29,7 @@ def fleet_report(nodes, previous=None, run=None, generated_at=None, domain='npu.
                                      % (node['host'], ', '.join(unknown), ', '.join(_NODE_KEYS)))
         try:
             entries.append(report_lib.node_entry(
-                str(node['host']), gathered=node.get('gathered'), k8s=node.get('k8s'), stack=node.get('stack'),
+                str(node['host']), gathered=node.get('gathered'), k8s=node.get('k8s'), wanted=node.get('wanted'),
                 published=node.get('published'), outcome=node.get('outcome'), domain=domain))
         except (TypeError, ValueError, AttributeError) as error:
             raise AnsibleFilterError('fleet_report: node %s: %s' % (node['host'], error))

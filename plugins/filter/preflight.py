@@ -2,7 +2,8 @@
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the preflight role: ``npu.ascend.role_required_vars_missing``,
-``npu.ascend.role_required_vars_message`` and ``npu.ascend.preflight_fleet_summary``.
+``npu.ascend.role_required_vars_message``, ``npu.ascend.preflight_fleet_summary`` and
+``npu.ascend.preflight_node_report``.
 
 Documentation is in the sidecar files of the same names; the logic is in plugin_utils.
 """
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_summary, role_requirements
+from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_checks, preflight_summary, role_requirements
 
 
 def _names(variables):
@@ -65,6 +66,20 @@ def preflight_fleet_summary(reports, hosts=None, missing=None, limit=preflight_s
         raise AnsibleFilterError('preflight_fleet_summary: %s' % error)
 
 
+def preflight_node_report(inputs, host):
+    """One node's preflight_report (checks, plan, failed, lines, message) from what preflight read."""
+    if not isinstance(inputs, Mapping):
+        raise AnsibleFilterError('preflight_node_report expects the inputs preflight gathered, got %s'
+                                 % type(inputs).__name__)
+    try:
+        return preflight_checks.node_report(str(host), inputs)
+    except KeyError as error:
+        raise AnsibleFilterError('preflight_node_report: the inputs lack %s' % error)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise AnsibleFilterError('preflight_node_report: %s. Fix: correct preflight_compat_extra_rows and '
+                                 'preflight_supported_os_extra' % error)
+
+
 class FilterModule(object):
     """Preflight: required variables and the fleet summary."""
 
@@ -73,4 +88,5 @@ class FilterModule(object):
             'role_required_vars_missing': role_required_vars_missing,
             'role_required_vars_message': role_required_vars_message,
             'preflight_fleet_summary': preflight_fleet_summary,
+            'preflight_node_report': preflight_node_report,
         }

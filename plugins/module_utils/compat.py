@@ -77,7 +77,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import AscendVersion, in_compat_range
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import AscendVersion, compare_versions, in_compat_range
 
 VERSION_FIELDS = ('cann', 'driver', 'firmware', 'torch_npu', 'mindspore', 'mindcluster')
 # The pairs a stack must find a row for (first: the component the rows are keyed on).
@@ -467,6 +467,54 @@ def check_stack(stack, rows, extra_rows=None, replace_rows=False, allow_unknown=
     unknown = _unknown_pairs(cleaned, chosen, checked)
     return {'ok': not conflicts and (allow_unknown or not unknown), 'conflicts': conflicts,
             'unknown': unknown, 'checked': checked, 'unchecked': unchecked}
+
+
+def _same_version(a, b):
+    try:
+        return compare_versions(a, b) == 0
+    except ValueError:
+        return False
+
+
+def parse_os_release(text):
+    """``NAME VERSION_ID`` of an os-release text (what a row's ``os`` matches), or None."""
+    values = {}
+    for line in text.splitlines():
+        if '=' in line:
+            key, value = line.strip().split('=', 1)
+            values[key] = value.strip().strip('"\'')
+    name = values.get('NAME') or values.get('ID')
+    if not name:
+        return None
+    return ' '.join(part for part in (name, values.get('VERSION_ID') or values.get('VERSION')) if part)
+
+
+def probe_stack(desired, installed, chip_family=None, product=None, os_name=None):
+    """The stack to check: ``desired`` with what it leaves out taken from one probe of the node.
+
+    ``installed``: ascend_facts' ``installed``; the installed CANN, driver and firmware stand in
+    for a version not given, and the ranges the installed driver and firmware declare
+    (``compatible_version_fw``/``_drv``) apply when the stack keeps that version (a planned
+    upgrade has other ranges). ``chip_family``, ``product`` and ``os_name`` (the os-release
+    name and version) fill the fields ``desired`` does not set.
+    """
+    stack = dict((key, value) for key, value in desired.items() if value not in (None, ''))
+    installed = installed or {}
+    sources = {'cann': installed.get('toolkit'), 'driver': installed.get('driver'),
+               'firmware': installed.get('firmware')}
+    for key, entry in sources.items():
+        if key not in stack and entry:
+            stack[key] = entry['version']
+    for component, range_key in (('driver', 'compatible_version_fw'), ('firmware', 'compatible_version_drv')):
+        entry = installed.get(component)
+        if range_key in stack or not entry or not entry.get(range_key):
+            continue
+        if component in stack and _same_version(stack[component], entry['version']):
+            stack[range_key] = entry[range_key]
+    for key, value in (('chip_family', chip_family), ('product', product), ('os', os_name)):
+        if key not in stack and value:
+            stack[key] = value
+    return stack
 
 
 def describe_conflicts(conflicts):

@@ -58,7 +58,11 @@ KILLED_RC = (137, -9)
 # The only first-release layout change: CANN >= 8.5.0 installs under <ip>/cann-<ver>.
 CANN_LAYOUT_CHANGE = '8.5.0'
 
-ACTIONS = ('install', 'upgrade', 'none', 'uninstall', 'refuse')
+# One vocabulary for the planner, preflight's plan and ascend_runfile: install, upgrade or
+# downgrade (both through Huawei's --upgrade path), keep (nothing to do), uninstall, refuse.
+ACTIONS = ('install', 'upgrade', 'downgrade', 'keep', 'uninstall', 'refuse')
+# The actions that run an installer over the package.
+INSTALLING_ACTIONS = ('install', 'upgrade', 'downgrade')
 
 
 def operator_kernels_component(cann_version):
@@ -311,8 +315,8 @@ def plan_action(component, installed_version, package_version, state='present', 
                 all_installed_versions=None):
     """Decide what to do; returns ``{'action': one of ACTIONS, 'reason': text}``.
 
-    A downgrade is carried out as an upgrade run (Huawei's ``--upgrade`` path replaces
-    whatever is installed) only when explicitly allowed. For state=absent, the plan's
+    A downgrade (``downgrade``) is carried out as an upgrade run (Huawei's ``--upgrade`` path
+    replaces whatever is installed) and only when explicitly allowed; ``keep`` is nothing to do. For state=absent, the plan's
     ``version`` is the one to remove: the package's when it is among ``all_installed_versions``
     (operator kernels of older toolkits stay beside the current ones), else the installed one.
     """
@@ -325,7 +329,7 @@ def plan_action(component, installed_version, package_version, state='present', 
                     return {'action': 'uninstall', 'version': version,
                             'reason': '%s %s is installed' % (component, version)}
         if installed_version is None:
-            return {'action': 'none', 'reason': '%s is not installed' % component}
+            return {'action': 'keep', 'reason': '%s is not installed' % component}
         return {'action': 'uninstall', 'version': installed_version,
                 'reason': '%s %s is installed' % (component, installed_version)}
     if package_version is None:
@@ -334,12 +338,12 @@ def plan_action(component, installed_version, package_version, state='present', 
         return {'action': 'install', 'reason': '%s is not installed' % component}
     order = compare_versions(package_version, installed_version)
     if order == 0:
-        return {'action': 'none', 'reason': '%s %s is already installed' % (component, installed_version)}
+        return {'action': 'keep', 'reason': '%s %s is already installed' % (component, installed_version)}
     if order > 0:
         return {'action': 'upgrade',
                 'reason': '%s %s is installed, the package is %s' % (component, installed_version, package_version)}
     if allow_downgrade:
-        return {'action': 'upgrade',
+        return {'action': 'downgrade',
                 'reason': 'downgrading %s from %s to %s (allow_downgrade is set)'
                           % (component, installed_version, package_version)}
     return {'action': 'refuse',
@@ -395,7 +399,9 @@ def build_commands(component, action, src=None, install_path=DEFAULT_INSTALL_PAT
     if install_for_all and component == 'driver' and soc:
         raise ValueError('the SoC driver package rejects --install-for-all; set install_for_all=false')
 
-    if action == 'none' or action == 'refuse':
+    if action not in ACTIONS:
+        raise ValueError('unknown action %r (known: %s)' % (action, ', '.join(ACTIONS)))
+    if action in ('keep', 'refuse'):
         return []
     if action == 'uninstall':
         return [_uninstall_argv(component, src, path_args, extra, uninstall_script)]

@@ -159,7 +159,6 @@ from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils import version_files
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
@@ -167,19 +166,11 @@ OS_RELEASE = '/etc/os-release'
 
 
 def read_os_release(path=OS_RELEASE):
-    values = {}
     try:
         with open(path, 'r') as handle:
-            for line in handle:
-                if '=' in line:
-                    key, value = line.strip().split('=', 1)
-                    values[key] = value.strip().strip('"\'')
+            return compat.parse_os_release(handle.read())
     except (IOError, OSError):
         return None
-    name = values.get('NAME') or values.get('ID')
-    if not name:
-        return None
-    return ' '.join(part for part in (name, values.get('VERSION_ID') or values.get('VERSION')) if part)
 
 
 def read_pci_identity():
@@ -206,41 +197,13 @@ def read_pci_identity():
     return (families[0] if families else None), (products[0] if products else None)
 
 
-def _same_version(a, b):
-    try:
-        return compare_versions(a, b) == 0
-    except ValueError:
-        return False
-
-
 def node_stack(desired, install_path):
     """Fill what ``desired`` leaves out from the node."""
-    stack = dict((key, value) for key, value in desired.items() if value not in (None, ''))
     installed = runfile.read_all_installed(install_path, platform.machine(), runfile.read_install_record())
-    sources = {'cann': installed.get('toolkit'), 'driver': installed.get('driver'),
-               'firmware': installed.get('firmware')}
-    for key, entry in sources.items():
-        if key not in stack and entry:
-            stack[key] = entry['version']
-    ranges = (('driver', 'compatible_version_fw'), ('firmware', 'compatible_version_drv'))
-    for component, range_key in ranges:
-        entry = installed.get(component)
-        if range_key in stack or not entry or not entry.get(range_key):
-            continue
-        # The installed file describes the installed version only; a planned upgrade has other ranges.
-        if component in stack and _same_version(stack[component], entry['version']):
-            stack[range_key] = entry[range_key]
-    if 'chip_family' not in stack or 'product' not in stack:
+    family = product = None
+    if 'chip_family' not in desired or 'product' not in desired:
         family, product = read_pci_identity()
-        if 'chip_family' not in stack and family:
-            stack['chip_family'] = family
-        if 'product' not in stack and product:
-            stack['product'] = product
-    if 'os' not in stack:
-        os_name = read_os_release()
-        if os_name:
-            stack['os'] = os_name
-    return stack
+    return compat.probe_stack(desired, installed, family, product, None if 'os' in desired else read_os_release())
 
 
 def main():

@@ -27,6 +27,9 @@ description:
   - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text or holds a
     version no Huawei installer writes (shell characters, blanks, control characters), rather than
     passing such a value on or reading the component as not installed.
+  - Also returns, so that one call is the probe the roles plan from (M(npu.ascend.ascend_plan#filter)), the
+    operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
+    O(free_space_path) and which of O(paths) exist.
   - Read-only; runs in check mode.
 options:
   install_path:
@@ -34,6 +37,17 @@ options:
       - Where the Ascend packages are installed (their C(--install-path)).
     type: path
     default: /usr/local/Ascend
+  paths:
+    description:
+      - Paths to look for (leftovers of earlier installs, the kernel's build tree); RV(ansible_facts.ascend.paths_present)
+        lists those that exist.
+    type: list
+    elements: path
+    default: []
+  free_space_path:
+    description: The file system whose free space RV(ansible_facts.ascend.free_kb) gives.
+    type: path
+    default: /
 notes:
   - Supports check mode.
 seealso:
@@ -156,6 +170,18 @@ ansible_facts:
           description: The install path the facts were read from.
           type: str
           sample: /usr/local/Ascend
+        os:
+          description: The operating system as C(/etc/os-release) names it (C(NAME) and C(VERSION_ID)), or null.
+          type: str
+          sample: openEuler 24.03
+        free_kb:
+          description: Free space of O(free_space_path) in KiB for an unprivileged user (as C(df) shows it), or null.
+          type: int
+          sample: 52428800
+        paths_present:
+          description: The entries of O(paths) that exist (a dangling symbolic link counts).
+          type: list
+          elements: str
 '''
 
 import glob
@@ -163,11 +189,13 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
+OS_RELEASE = '/etc/os-release'
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
 DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
@@ -262,6 +290,22 @@ def _family_facts(devices):
     }
 
 
+def read_os_release(path=None):
+    """``NAME VERSION_ID`` of os-release (what the compatibility matrix's ``os`` matches), or None."""
+    try:
+        return compat.parse_os_release(_read(path or OS_RELEASE))
+    except (IOError, OSError):
+        return None
+
+
+def free_kb(path):
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize // 1024
+
+
 def gather(module, install_path):
     arch = platform.machine()
     devices, source = gather_pci(module)
@@ -282,6 +326,9 @@ def gather(module, install_path):
         'reboot_marker': runfile.REBOOT_MARKER_PATH,
     }
     facts.update(_family_facts(devices))
+    facts['os'] = read_os_release()
+    facts['free_kb'] = free_kb(module.params['free_space_path'])
+    facts['paths_present'] = [path for path in module.params['paths'] if os.path.lexists(path)]
     return facts
 
 
@@ -289,6 +336,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
+            paths=dict(type='list', elements='path', default=[]),
+            free_space_path=dict(type='path', default='/'),
         ),
         supports_check_mode=True,
     )

@@ -160,7 +160,10 @@ component:
   type: str
   sample: driver
 action:
-  description: What was (or in check mode would be) done, V(install), V(upgrade), V(uninstall) or V(none).
+  description:
+    - What was (or in check mode would be) done, V(install), V(upgrade), V(downgrade) (allowed by O(allow_downgrade),
+      run through the installer's upgrade path), V(uninstall) or V(keep) (nothing to do).
+    - The same words as the plan M(npu.ascend.ascend_facts) and preflight print.
   returned: always
   type: str
   sample: upgrade
@@ -328,7 +331,7 @@ class Runner(object):
         # Huawei's installers exit 2 on success and nothing runs when the version is installed.
         self.result = {
             'failed': False,
-            'changed': False, 'component': component, 'action': 'none', 'reason': '',
+            'changed': False, 'component': component, 'action': 'keep', 'reason': '',
             'package_version': None, 'version_before': None, 'version_after': None,
             'reboot_required': False, 'cmd': [], 'commands': [], 'rc': None,
             'stdout_lines': [], 'log_tail': [],
@@ -472,7 +475,7 @@ def _decide(module, runner, component, src, src_exists, package_version, install
                                runfile.installed_versions(entry))
     if plan['action'] == 'refuse':
         runner.fail(plan['reason'])
-    if plan['action'] in ('install', 'upgrade'):
+    if plan['action'] in runfile.INSTALLING_ACTIONS:
         missing = runfile.check_prerequisites(component, package_version, installed)
         if missing and module.check_mode:
             # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
@@ -500,7 +503,7 @@ def _report_plan(module, result, plan, version_before, commands, package_version
     result['commands'] = commands
     result['cmd'] = commands[-1] if commands else []
     expected_after = None if plan['action'] == 'uninstall' else (
-        package_version if plan['action'] in ('install', 'upgrade') else version_before)
+        package_version if plan['action'] in runfile.INSTALLING_ACTIONS else version_before)
     result['version_after'] = expected_after
     if module._diff:
         result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
@@ -573,7 +576,7 @@ def main():
     if not commands:
         module.exit_json(**result)
 
-    if src_exists and plan['action'] in ('install', 'upgrade'):
+    if src_exists and plan['action'] in runfile.INSTALLING_ACTIONS:
         if not os.access(src, os.X_OK):
             runner.fail('%s is not executable; copy it with mode 0755' % src)
         rc, text = runner.run([src, '--check'], params['timeout'])
@@ -587,7 +590,7 @@ def main():
 
     for index, argv in enumerate(commands):
         step = plan['action']
-        if step == 'upgrade' and len(commands) > 1 and index < len(commands) - 1:
+        if step in ('upgrade', 'downgrade') and len(commands) > 1 and index < len(commands) - 1:
             step = 'uninstall'
         result['changed'] = True
         rc, text = runner.run(argv, params['timeout'])

@@ -19,7 +19,7 @@ import os
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as report_lib
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 
 TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                              'roles', 'fleet_report', 'templates')

@@ -25,13 +25,13 @@ def write(path, text):
 
 @pytest.mark.parametrize('installed, package, state, allow, action', [
     (None, '25.0.rc1.1', 'present', False, 'install'),
-    ('25.0.rc1.1', '25.0.rc1.1', 'present', False, 'none'),
+    ('25.0.rc1.1', '25.0.rc1.1', 'present', False, 'keep'),
     ('24.1.rc2', '25.0.rc1.1', 'present', False, 'upgrade'),
     ('24.1.rc2', '24.1.0', 'present', False, 'upgrade'),
     ('24.1.0', '24.1.rc2', 'present', False, 'refuse'),
-    ('24.1.0', '24.1.rc2', 'present', True, 'upgrade'),
-    ('8.1.RC1', '8.1.rc1', 'present', False, 'none'),
-    (None, '25.0.rc1.1', 'absent', False, 'none'),
+    ('24.1.0', '24.1.rc2', 'present', True, 'downgrade'),
+    ('8.1.RC1', '8.1.rc1', 'present', False, 'keep'),
+    (None, '25.0.rc1.1', 'absent', False, 'keep'),
     ('24.1.0', '25.0.rc1.1', 'absent', False, 'uninstall'),
 ])
 def test_plan_action(installed, package, state, allow, action):
@@ -130,7 +130,11 @@ def test_uninstall_entry_points(tmp_path):
 
 
 def test_nothing_to_run_for_none_and_unknown_component():
-    assert runfile.build_commands('driver', 'none', DRIVER) == []
+    assert runfile.build_commands('driver', 'keep', DRIVER) == []
+    # An allowed downgrade runs the installer's upgrade path; a word outside the vocabulary is refused.
+    assert runfile.build_commands('driver', 'downgrade', DRIVER) == runfile.build_commands('driver', 'upgrade', DRIVER)
+    with pytest.raises(ValueError, match='unknown action'):
+        runfile.build_commands('driver', 'none', DRIVER)
     with pytest.raises(ValueError):
         runfile.build_commands('nnae', 'install', '/p/x.run')
 

@@ -101,3 +101,23 @@ def test_a_version_file_no_huawei_installer_wrote_fails_with_the_file_and_what_w
     assert 'Traceback' not in result['msg'] and 'ansible_facts' not in result
     with open(path, 'rb') as handle:
         assert handle.read() == content
+
+
+def test_the_probe_reads_paths_free_space_and_os_release(node, run_module, monkeypatch):
+    os_release = node['tmp'] / 'os-release'
+    os_release.write_text('PRETTY_NAME="openEuler 24.03 (LTS-SP1)"\nNAME="openEuler"\nVERSION_ID="24.03"\n')
+    monkeypatch.setattr(ascend_facts, 'OS_RELEASE', str(os_release))
+    dangling = node['tmp'] / 'dangling'
+    dangling.symlink_to(node['tmp'] / 'nowhere')
+    wanted = [node['install_path'] + '/driver', node['install_path'] + '/firmware', str(dangling)]
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'paths': wanted,
+                                      'free_space_path': str(node['tmp'])},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['paths_present'] == [node['install_path'] + '/driver', str(dangling)]
+    stat = os.statvfs(str(node['tmp']))
+    assert abs(facts['free_kb'] - stat.f_bavail * stat.f_frsize // 1024) < 1024 * 64
+    assert facts['os'] == 'openEuler 24.03'
+    monkeypatch.setattr(ascend_facts, 'OS_RELEASE', str(node['tmp'] / 'missing'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'free_space_path': str(node['tmp'] / 'no')},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['os'] is None and facts['free_kb'] is None and facts['paths_present'] == []

@@ -86,7 +86,7 @@ def test_fresh_install_upgrade_and_idempotence(node, run_module):
     assert runfile.reboot_pending(marker, runfile.read_current_boot())[0] is True
 
     again = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
-    assert not again['changed'] and again['action'] == 'none' and again['cmd'] == []
+    assert not again['changed'] and again['action'] == 'keep' and again['cmd'] == []
     assert len(calls(node)) == 2
 
     newer = node['make_driver']('25.0.rc1.1')
@@ -123,7 +123,7 @@ def test_check_mode_without_the_package_reports_no_change_when_that_version_is_i
     run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     os.remove(src)
     result = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']}, check_mode=True)
-    assert result['changed'] is False and result['action'] == 'none' and result['cmd'] == []
+    assert result['changed'] is False and result['action'] == 'keep' and result['cmd'] == []
 
 
 def test_a_missing_package_still_fails_outside_check_mode(node, run_module):
@@ -163,7 +163,8 @@ def test_downgrade_is_refused_unless_allowed(node, run_module):
     refused = run_module(ascend_runfile, {'src': older, 'install_path': node['install_path']})
     assert refused['failed'] and 'allow_downgrade' in refused['msg']
     allowed = run_module(ascend_runfile, {'src': older, 'install_path': node['install_path'], 'allow_downgrade': True})
-    assert allowed['changed'] and allowed['version_after'] == '24.1.rc2'
+    assert allowed['changed'] and allowed['action'] == 'downgrade' and allowed['version_after'] == '24.1.rc2'
+    assert '--upgrade' in allowed['cmd']
 
 
 def test_checksum_is_verified_first(node, run_module):
@@ -217,7 +218,7 @@ def test_absent_uses_the_installed_uninstall_script(node, run_module):
     assert removed['changed'] and removed['version_before'] == '25.0.rc1.1' and removed['version_after'] is None
     assert removed['reboot_required'] is True
     gone = run_module(ascend_runfile, {'component': 'driver', 'state': 'absent', 'install_path': node['install_path']})
-    assert not gone['changed'] and gone['action'] == 'none'
+    assert not gone['changed'] and gone['action'] == 'keep'
 
 
 def test_installer_that_exits_before_reading_its_answers_reports_its_own_error(node, run_module):

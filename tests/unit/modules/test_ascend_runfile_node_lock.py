@@ -76,6 +76,6 @@ def test_a_package_installed_by_the_lock_holder_meanwhile_is_not_installed_again
 
     monkeypatch.setattr(ascend_runfile.node_lock.NodeLock, 'acquire', acquire_after_the_other_run)
     result = run_module(ascend_runfile, {'src': driver['src'], 'install_path': driver['install_path']})
-    assert not result['changed'] and result['action'] == 'none', result
+    assert not result['changed'] and result['action'] == 'keep', result
     assert 'another run changed it meanwhile' in result['reason']
     assert not driver['calls'].exists()

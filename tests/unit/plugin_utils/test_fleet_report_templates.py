@@ -8,7 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as fr
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as fr
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates as templates
 
 A2 = {'chip_family': '910b', 'product': 'Atlas 800I A2', 'npu_count': 8}
@@ -21,7 +21,7 @@ def _node(host, hardware, driver='25.0.rc1.1', health='OK', unreachable=False):
                  installed={'driver': {'version': driver} if driver else None})
     gathered = {'unreachable': True} if unreachable else {
         'facts': facts, 'npu_smi': {'chips': [{'npu_id': 0, 'chip_id': 0, 'health': health}]}}
-    return fr.node_entry(host, gathered, stack=WANTED)
+    return fr.node_entry(host, gathered, wanted=WANTED)
 
 
 def _report(*entries):

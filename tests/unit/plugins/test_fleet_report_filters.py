@@ -17,7 +17,7 @@ CHIPS = {'chips': [{'npu_id': 0, 'chip_id': 0, 'health': 'OK'}, {'npu_id': 0, 'c
 
 def _nodes():
     return [{'host': 'duo-01', 'gathered': {'facts': FACTS, 'npu_smi': CHIPS},
-             'stack': {'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231'}, 'outcome': 'ok'}]
+             'wanted': {'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231'}, 'outcome': 'ok'}]
 
 
 def test_fleet_report_builds_and_renders_every_format():

@@ -3,7 +3,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.preflight import (
-    FilterModule, preflight_fleet_summary, role_required_vars_message, role_required_vars_missing)
+    FilterModule, preflight_fleet_summary, preflight_node_report, role_required_vars_message, role_required_vars_missing)
 
 
 class _LazyVars(dict):
@@ -20,8 +20,15 @@ class _LazyVars(dict):
 
 
 def test_registered_names():
-    assert sorted(FilterModule().filters()) == ['preflight_fleet_summary', 'role_required_vars_message',
-                                                'role_required_vars_missing']
+    assert sorted(FilterModule().filters()) == ['preflight_fleet_summary', 'preflight_node_report',
+                                                'role_required_vars_message', 'role_required_vars_missing']
+
+
+def test_node_report_names_what_the_inputs_lack():
+    with pytest.raises(AnsibleFilterError, match='the inputs lack'):
+        preflight_node_report({'probe': {}}, 'n1')
+    with pytest.raises(AnsibleFilterError, match='expects the inputs'):
+        preflight_node_report([], 'n1')
 
 
 def test_missing_from_hostvars_without_reading_values():

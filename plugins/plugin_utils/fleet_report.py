@@ -14,7 +14,7 @@ The renderers write that document as JUnit XML (one testsuite for the run, one t
 node and check); ``report_view`` orders and groups it for the Markdown and HTML templates
 (failing nodes first, then by server model and stack), and ``markdown_text`` escapes for them.
 
-Pure functions, no I/O, nothing from Ansible.
+Controller side only: pure functions, no I/O, nothing from Ansible.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,7 +28,6 @@ import xml.etree.ElementTree as ET
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -88,37 +87,6 @@ def _taint_text(taint):
 
 def _check(name, status, message):
     return {'name': name, 'status': status, 'message': message}
-
-
-# --------------------------------------------------------------------------------------
-# What a node should run
-# --------------------------------------------------------------------------------------
-
-def wanted_versions(stack):
-    """Component to wanted version, from a stack as ``preflight_stack`` spells it.
-
-    ``stack``: ``{driver, firmware, cann, kernels, nnal, nnal_version, docker_runtime}``;
-    an empty version is not managed and not checked. The operator kernels are ``kernels`` up to
-    CANN 8.3 and ``ops`` from 8.5.0, as the cann role installs them.
-    """
-    stack = stack or {}
-    wanted = {}
-    for component in ('driver', 'firmware', 'docker_runtime'):
-        if _text(stack.get(component)).strip():
-            wanted[component] = _text(stack[component]).strip()
-    cann = _text(stack.get('cann')).strip()
-    if cann:
-        wanted['toolkit'] = cann
-        if _truthy(stack.get('kernels', True)):
-            try:
-                wanted[operator_kernels_component(cann)] = cann
-            except ValueError:
-                wanted['kernels'] = cann
-    if _truthy(stack.get('nnal', False)):
-        nnal = _text(stack.get('nnal_version')).strip() or cann
-        if nnal:
-            wanted['nnal'] = nnal
-    return wanted
 
 
 # --------------------------------------------------------------------------------------
@@ -314,13 +282,13 @@ def _check_doctor(findings):
     return _check(CHECK_DOCTOR, PASSED, 'no findings')
 
 
-def node_entry(host, gathered=None, k8s=None, stack=None, published=None, outcome=None, domain='npu.ascend'):
+def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outcome=None, domain='npu.ascend'):
     """The report entry of one node.
 
     ``gathered``: ``{facts, facts_error, npu_smi, npu_smi_error, unreachable}``, where ``facts``
     is ``ansible_facts.ascend`` and ``npu_smi`` what ``npu_smi_info`` returned (either None when
     not read). ``k8s``: ``{configured, node_name, node, error}``, ``node`` the Node object or
-    None. ``stack``: the wanted stack (see wanted_versions). ``published``: what the roles of
+    None. ``wanted``: component -> wanted version (``wanted_stack.wanted_stack``). ``published``: what the roles of
     the run published for the node (``preflight_report``, ``k8s_node_result``,
     ``doctor_findings``, ``extra``). ``outcome``: ``ok``, ``failed`` (earlier in the run) or
     None (not known).
@@ -352,7 +320,8 @@ def node_entry(host, gathered=None, k8s=None, stack=None, published=None, outcom
         'chips': chips,
         'health': _health(chips, gathered.get('npu_smi_error') if facts is not None else None),
         'versions': dict((component, (installed.get(component) or {}).get('version')) for component in COMPONENTS),
-        'wanted': wanted_versions(stack),
+        'wanted': dict((component, str(wanted[component])) for component in COMPONENTS
+                       if (wanted or {}).get(component) not in (None, '')),
         'reboot_pending': bool((facts or {}).get('reboot_pending')),
         'reboot_reasons': list((facts or {}).get('reboot_reasons') or []),
         'kubernetes': _kubernetes(k8s, facts, domain),

@@ -12,12 +12,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import fleet_report as fr
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as fr
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi, version_files
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates as templates
+from ansible_collections.npu.ascend.plugins.plugin_utils.wanted_stack import wanted_versions
 
 STACK = {'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231', 'cann': '8.2.RC1', 'kernels': True, 'nnal': True,
          'nnal_version': '', 'docker_runtime': '7.3.0'}
+WANTED = wanted_versions(STACK)
 HOSTILE = '<script>alert("x")</script> & | `code` *b*\nsecond line'
 
 
@@ -59,20 +61,9 @@ def _checks(entry):
     return dict((check['name'], check) for check in entry['checks'])
 
 
-def test_wanted_versions_follow_the_cann_layout():
-    assert fr.wanted_versions(STACK) == {'driver': '25.0.rc1.1', 'firmware': '7.7.0.1.231', 'toolkit': '8.2.RC1',
-                                         'kernels': '8.2.RC1', 'nnal': '8.2.RC1', 'docker_runtime': '7.3.0'}
-    newer = fr.wanted_versions({'cann': '8.5.0', 'kernels': 'true', 'nnal': False})
-    assert newer == {'toolkit': '8.5.0', 'ops': '8.5.0'}
-    assert fr.wanted_versions({'cann': '8.2.RC1', 'kernels': False, 'nnal': True, 'nnal_version': '8.2.RC2'}) == {
-        'toolkit': '8.2.RC1', 'nnal': '8.2.RC2'}
-    assert fr.wanted_versions({'driver': '', 'cann': ''}) == {}
-    assert fr.wanted_versions(None) == {}
-
-
 def test_healthy_node_passes_every_check(node_data):
     gathered, k8s = node_data()
-    entry = fr.node_entry('node-a', gathered, k8s, STACK, outcome='ok')
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, outcome='ok')
     checks = _checks(entry)
     names = [check['name'] for check in entry['checks']]
     assert names == ['chips healthy', 'versions as wanted', 'validated', 'schedulable', 'run']
@@ -88,7 +79,7 @@ def test_healthy_node_passes_every_check(node_data):
 def test_unhealthy_chip_npu_smi_error_and_pending_reboot(node_data, synthetic):
     gathered, k8s = node_data()
     gathered['npu_smi']['chips'][3]['health'] = 'Warning'
-    checks = _checks(fr.node_entry('node-a', gathered, k8s, STACK))
+    checks = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))
     assert checks['chips healthy']['status'] == 'failed'
     assert '1 of 8 chips not OK: NPU 3 chip 0: Warning' in checks['chips healthy']['message']
 
@@ -97,7 +88,7 @@ def test_unhealthy_chip_npu_smi_error_and_pending_reboot(node_data, synthetic):
     gathered, k8s = node_data()
     gathered['npu_smi'] = None
     gathered['npu_smi_error'] = 'npu-smi failed (rc=1): %s' % error.value
-    entry = fr.node_entry('node-a', gathered, k8s, STACK)
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED)
     assert _checks(entry)['chips healthy']['status'] == 'failed'
     assert '-8005' in _checks(entry)['chips healthy']['message']
     assert entry['status'] == 'failed'
@@ -105,13 +96,13 @@ def test_unhealthy_chip_npu_smi_error_and_pending_reboot(node_data, synthetic):
     gathered, k8s = node_data()
     gathered['facts']['reboot_pending'] = True
     gathered['facts']['reboot_reasons'] = [{'component': 'driver', 'version': '25.0.rc1.1'}]
-    message = _checks(fr.node_entry('node-a', gathered, k8s, STACK))['chips healthy']['message']
+    message = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))['chips healthy']['message']
     assert 'driver 25.0.rc1.1 is pending' in message and 'reboot the node' in message
 
     gathered, k8s = node_data()
     gathered['facts']['npu_smi_path'] = None
     gathered['npu_smi'] = None
-    message = _checks(fr.node_entry('node-a', gathered, k8s, STACK))['chips healthy']['message']
+    message = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))['chips healthy']['message']
     assert 'npu-smi is not installed' in message
 
 
@@ -119,7 +110,7 @@ def test_versions_not_as_wanted_name_each_component(node_data):
     gathered, k8s = node_data(driver_file='driver_version.info_24.1.rc2.2.txt',
                               firmware_file='firmware_version.info_7.1.0.11.220.txt', validated='24.1.rc2.2')
     gathered['facts']['installed']['nnal'] = None
-    check = _checks(fr.node_entry('node-a', gathered, k8s, STACK))['versions as wanted']
+    check = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))['versions as wanted']
     assert check['status'] == 'failed'
     assert 'firmware 7.1.0.11.220 (wanted 7.7.0.1.231)' in check['message']
     assert 'driver 24.1.rc2.2 (wanted 25.0.rc1.1)' in check['message']
@@ -128,14 +119,14 @@ def test_versions_not_as_wanted_name_each_component(node_data):
     # Huawei's versions compare case-insensitively, and with or without a leading v.
     gathered, k8s = node_data()
     gathered['facts']['installed']['docker_runtime']['version'] = 'v7.3.0'
-    stack = dict(STACK, cann='8.2.rc1')
-    assert _checks(fr.node_entry('node-a', gathered, k8s, stack))['versions as wanted']['status'] == 'passed'
+    wanted = wanted_versions(dict(STACK, cann='8.2.rc1'))
+    assert _checks(fr.node_entry('node-a', gathered, k8s, wanted))['versions as wanted']['status'] == 'passed'
     assert _checks(fr.node_entry('node-a', gathered, k8s, {}))['versions as wanted']['status'] == 'skipped'
 
 
 def test_validated_and_schedulable_from_the_node_object(node_data):
     gathered, k8s = node_data(validated='24.1.rc2.2')
-    checks = _checks(fr.node_entry('node-a', gathered, k8s, STACK))
+    checks = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))
     assert checks['validated']['status'] == 'failed'
     assert 'validated with driver 24.1.rc2.2 but the node runs 25.0.rc1.1' in checks['validated']['message']
 
@@ -145,7 +136,7 @@ def test_validated_and_schedulable_from_the_node_object(node_data):
                                       {'key': 'soft', 'effect': 'PreferNoSchedule'}]}
     k8s['node']['status']['allocatable']['huawei.com/Ascend910'] = '0'
     k8s['node']['metadata']['labels']['npu.ascend/upgrade-state'] = 'draining'
-    entry = fr.node_entry('node-a', gathered, k8s, STACK)
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED)
     checks = _checks(entry)
     assert checks['validated']['status'] == 'failed'
     assert 'no npu.ascend/validated label' in checks['validated']['message']
@@ -158,21 +149,21 @@ def test_validated_and_schedulable_from_the_node_object(node_data):
 
     gathered, k8s = node_data()
     k8s['node'] = None
-    checks = _checks(fr.node_entry('node-a', gathered, k8s, STACK))
+    checks = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))
     assert checks['validated']['status'] == checks['schedulable']['status'] == 'failed'
     assert 'no Node named node-a' in checks['schedulable']['message']
 
     k8s = {'configured': True, 'node_name': 'node-a', 'node': None, 'error': 'connection refused'}
-    checks = _checks(fr.node_entry('node-a', gathered, k8s, STACK))
+    checks = _checks(fr.node_entry('node-a', gathered, k8s, WANTED))
     assert checks['validated']['status'] == 'error'
-    checks = _checks(fr.node_entry('node-a', gathered, None, STACK))
+    checks = _checks(fr.node_entry('node-a', gathered, None, WANTED))
     assert checks['validated']['status'] == checks['schedulable']['status'] == 'skipped'
 
 
 def test_unreachable_and_failed_earlier_nodes(node_data):
     gathered = {'facts': None, 'facts_error': 'ssh: connect to host timed out', 'unreachable': True}
     k8s = node_data()[1]
-    entry = fr.node_entry('node-a', gathered, k8s, STACK, outcome='failed')
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, outcome='failed')
     checks = _checks(entry)
     assert checks['chips healthy']['status'] == checks['versions as wanted']['status'] == 'error'
     assert 'unreachable: ssh: connect to host timed out' == checks['chips healthy']['message']
@@ -192,21 +183,21 @@ def test_published_results_become_checks(node_data):
                              'evidence': 'no /dev/davinci0', 'fix': 'reboot'}],
         'extra': {'ticket': 'OPS-1'},
     }
-    entry = fr.node_entry('node-a', gathered, k8s, STACK, published=published)
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, published=published)
     checks = _checks(entry)
     assert checks['preflight']['status'] == 'failed'
     assert 'free disk: 2 GB free (fix: free space)' in checks['preflight']['message']
     assert checks['doctor']['status'] == 'failed'
     assert 'driver: device nodes missing (evidence: no /dev/davinci0; fix: reboot)' == checks['doctor']['message']
     assert entry['extra'] == {'ticket': 'OPS-1'}
-    entry = fr.node_entry('node-a', gathered, k8s, STACK, published={'doctor_findings': []})
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, published={'doctor_findings': []})
     assert _checks(entry)['doctor']['status'] == 'passed'
     assert 'preflight' not in _checks(entry)
 
 
 def _report(node_data, previous=None, **kwargs):
     gathered, k8s = node_data(**kwargs)
-    entry = fr.node_entry('node-a', gathered, k8s, STACK, outcome='ok')
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, outcome='ok')
     return fr.build_report([entry], previous=previous, run={'play': 'site'}, generated_at='2025-06-01T10:00:00Z')
 
 
@@ -246,8 +237,8 @@ def test_changes_in_health_labels_taints_and_nodes(node_data):
     k8s['node']['metadata']['labels']['extra'] = 'x'
     k8s['node']['spec'] = {'unschedulable': True, 'taints': [{'key': 't', 'effect': 'NoExecute'}]}
     new_gathered, new_k8s = node_data(name='node-b')
-    report = fr.build_report([fr.node_entry('node-a', gathered, k8s, STACK),
-                              fr.node_entry('node-b', new_gathered, new_k8s, STACK)], previous=previous)
+    report = fr.build_report([fr.node_entry('node-a', gathered, k8s, WANTED),
+                              fr.node_entry('node-b', new_gathered, new_k8s, WANTED)], previous=previous)
     texts = [change['text'] for change in report['nodes']['node-a']['changes']]
     assert 'NNAL 8.2.RC1 -> not installed' in texts
     assert 'chips OK 8/8 -> 7/8 (NPU 0 chip 0: Alarm)' in texts
@@ -263,7 +254,7 @@ def test_changes_in_health_labels_taints_and_nodes(node_data):
 def test_an_unreachable_node_does_not_seem_to_lose_its_software(node_data):
     previous = fr.to_json(_report(node_data))
     k8s = node_data()[1]
-    entry = fr.node_entry('node-a', {'unreachable': True, 'facts_error': 'timeout'}, k8s, STACK, outcome='ok')
+    entry = fr.node_entry('node-a', {'unreachable': True, 'facts_error': 'timeout'}, k8s, WANTED, outcome='ok')
     texts = [change['text'] for change in fr.build_report([entry], previous=previous)['nodes']['node-a']['changes']]
     assert not [text for text in texts if 'not installed' in text or text.startswith('chips')]
     assert 'check chips healthy: passed -> error' in texts
@@ -271,7 +262,7 @@ def test_an_unreachable_node_does_not_seem_to_lose_its_software(node_data):
 
 def test_unusable_previous_reports_are_noted(node_data):
     gathered, k8s = node_data()
-    entry = fr.node_entry('node-a', gathered, k8s, STACK)
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED)
     for previous, note in (('{not json', 'not valid JSON'), ('{"format": "other"}', 'not a npu.ascend/fleet-report'),
                            ({'format': fr.FORMAT, 'format_version': 99, 'nodes': {}}, 'format version 99')):
         report = fr.build_report([copy.deepcopy(entry)], previous=previous)
@@ -285,8 +276,8 @@ def test_junit_has_a_testcase_per_node_and_check(node_data):
     healthy_gathered, healthy_k8s = node_data()
     bad_gathered, bad_k8s = node_data(validated=None, name='node-b')
     bad_gathered['npu_smi']['chips'][1]['health'] = 'Critical \x01 <&>'
-    report = fr.build_report([fr.node_entry('node-a', healthy_gathered, healthy_k8s, STACK, outcome='ok'),
-                              fr.node_entry('node-b', bad_gathered, bad_k8s, STACK, outcome='ok'),
+    report = fr.build_report([fr.node_entry('node-a', healthy_gathered, healthy_k8s, WANTED, outcome='ok'),
+                              fr.node_entry('node-b', bad_gathered, bad_k8s, WANTED, outcome='ok'),
                               fr.node_entry('node-c', {'unreachable': True}, None, {}, outcome='failed')],
                              run={'play': 'site', 'hosts': ['node-a', 'node-b']}, generated_at='2025-06-01T10:00:00Z')
     root = ET.fromstring(fr.render_junit(report).encode('utf-8'))
@@ -330,8 +321,8 @@ def test_markdown_names_every_node_and_escapes(node_data):
     published = {'doctor_findings': [{'node': 'node-a', 'component': 'driver', 'problem': HOSTILE,
                                       'evidence': '', 'fix': ''}]}
     other_gathered, other_k8s = node_data(name='node-b')
-    report = fr.build_report([fr.node_entry('node-a', gathered, k8s, STACK, published=published),
-                              fr.node_entry('node-b', other_gathered, other_k8s, STACK)],
+    report = fr.build_report([fr.node_entry('node-a', gathered, k8s, WANTED, published=published),
+                              fr.node_entry('node-b', other_gathered, other_k8s, WANTED)],
                              run={'play': 'site', 'check_mode': True}, generated_at='2025-06-01T10:00:00Z')
     text = templates.render(report, 'markdown')
     # The failing node gets its section; the passing one a row of the compact table.
@@ -350,7 +341,7 @@ def test_markdown_names_every_node_and_escapes(node_data):
 def test_html_escapes_everything_from_nodes(node_data):
     gathered, k8s = node_data()
     gathered['npu_smi']['chips'][0]['health'] = HOSTILE
-    report = fr.build_report([fr.node_entry('<b>host</b>', gathered, k8s, STACK)], generated_at='now')
+    report = fr.build_report([fr.node_entry('<b>host</b>', gathered, k8s, WANTED)], generated_at='now')
     page = templates.render(report, 'html')
     assert '<script>' not in page and '<b>host</b>' not in page
     assert '&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp;' in page

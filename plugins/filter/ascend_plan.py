@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters ``npu.ascend.ascend_wanted_stack``, ``npu.ascend.ascend_plan`` and ``npu.ascend.ascend_plan_packages``.
+
+Documentation is in the sidecar files of the same names; the logic is in plugin_utils.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.npu.ascend.plugins.plugin_utils import planner, wanted_stack
+
+
+def ascend_wanted_stack(variables, stack=None):
+    """Component -> wanted version of a host, from its role variables or an explicit stack."""
+    try:
+        return wanted_stack.wanted_stack(variables, stack)
+    except (TypeError, ValueError) as error:
+        raise AnsibleFilterError('ascend_wanted_stack: %s. Fix: set hdk_driver_version, hdk_firmware_version, '
+                                 'cann_version and container_runtime_version to Huawei versions' % error)
+
+
+def ascend_plan(probe, wanted, allow_downgrade=False, reboot_policy='auto'):
+    """The plan of one node from its probe (ansible_facts.ascend) and its wanted stack."""
+    try:
+        return planner.plan_node(wanted, probe, allow_downgrade=allow_downgrade, reboot_policy=reboot_policy)
+    except (TypeError, ValueError) as error:
+        raise AnsibleFilterError('ascend_plan: %s' % error)
+
+
+def ascend_plan_packages(plan, role=None, chip=None):
+    """The packages role's packages_components for what the plan installs (of one role when given)."""
+    if not isinstance(plan, Mapping) or 'components' not in plan:
+        raise AnsibleFilterError('ascend_plan_packages expects a plan made by npu.ascend.ascend_plan')
+    try:
+        return planner.packages_to_stage(plan, role=role or None, chip=chip or None)
+    except ValueError as error:
+        raise AnsibleFilterError('ascend_plan_packages: %s' % error)
+
+
+class FilterModule(object):
+    """The wanted stack and the plan of a node."""
+
+    def filters(self):
+        return {
+            'ascend_wanted_stack': ascend_wanted_stack,
+            'ascend_plan': ascend_plan,
+            'ascend_plan_packages': ascend_plan_packages,
+        }

@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan of one node: what the run does to each component, in which order, and what follows.
+
+``plan_node`` takes the wanted stack (``wanted_stack.wanted_stack``) and what one probe of the
+node returned (``ascend_facts``) and returns, per component, one of the actions of
+``runfile.ACTIONS`` with its reason (the same decision ``ascend_runfile`` makes on the node),
+Huawei's installation order, whether a reboot follows, which engine configs change, the
+components that are not at the wanted version ("outdated", the one meaning health_gate,
+upgrade.yml and the fleet report share) and the lines preflight prints.
+
+Preflight prints the plan; hdk, cann and container_runtime install the components their part
+of it names; upgrade.yml drains only the nodes whose plan changes something. Controller side
+only, no Ansible imports.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections.abc import Mapping
+
+from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+    COMPONENTS, COMPONENT_TITLES, version_mismatches)
+
+ROLES = ('hdk', 'cann', 'container_runtime')
+ROLE_OF = {
+    'driver': 'hdk', 'firmware': 'hdk',
+    'toolkit': 'cann', 'kernels': 'cann', 'ops': 'cann', 'nnal': 'cann',
+    'docker_runtime': 'container_runtime',
+}
+# ascend_facts' key -> the component name of the package and of ascend_runfile.
+PACKAGE_OF = dict((fact_key, component) for component, fact_key in runfile.FACT_KEYS.items())
+REBOOT_POLICIES = ('auto', 'never')
+# What the probe says about an engine's config: it registers the runtime as wanted, or not.
+ENGINE_STATES = ('registered', 'unregistered')
+
+
+def _version(record):
+    if isinstance(record, Mapping):
+        record = record.get('version')
+    return str(record) if record not in (None, '') else None
+
+
+def _allowed(allow_downgrade, role):
+    if isinstance(allow_downgrade, Mapping):
+        return bool(allow_downgrade.get(role, False))
+    return bool(allow_downgrade)
+
+
+def install_order(installed):
+    """Huawei's order: on a fresh node the driver first (the firmware installer needs its tools),
+    over an existing driver the firmware first (the new driver then starts against it), then CANN
+    (toolkit before its kernels or ops and NNAL) and the Ascend Docker Runtime."""
+    hdk = ['firmware', 'driver'] if _version((installed or {}).get('driver')) else ['driver', 'firmware']
+    return hdk + ['toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime']
+
+
+def _item(component, have, want, allow_downgrade):
+    decision = runfile.plan_action(PACKAGE_OF[component], have, want, 'present', allow_downgrade)
+    return {'component': component, 'role': ROLE_OF[component], 'package': PACKAGE_OF[component],
+            'title': COMPONENT_TITLES[component], 'have': have, 'want': want,
+            'action': decision['action'], 'reason': decision['reason']}
+
+
+def _line(item):
+    action, component = item['action'], item['component']
+    if action == 'install':
+        return 'install %s %s' % (component, item['want'])
+    if action == 'keep':
+        return 'keep %s %s (no change)' % (component, item['have'])
+    if action == 'refuse':
+        return 'refuse %s downgrade %s -> %s' % (component, item['have'], item['want'])
+    return '%s %s %s -> %s' % (action, component, item['have'], item['want'])
+
+
+def _engines(probe_engines):
+    if probe_engines is None:
+        return {}
+    if not isinstance(probe_engines, Mapping):
+        raise TypeError('the probe\'s engines must be a mapping of engine to its state, got %s'
+                        % type(probe_engines).__name__)
+    engines = {}
+    for engine in sorted(probe_engines):
+        state = probe_engines[engine]
+        if isinstance(state, Mapping):
+            state = state.get('state')
+        if state not in ENGINE_STATES:
+            raise ValueError('engine %s: state %r is not one of %s' % (engine, state, ', '.join(ENGINE_STATES)))
+        engines[engine] = 'keep' if state == 'registered' else 'register'
+    return engines
+
+
+def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
+    """The plan of one node (see the module's docstring).
+
+    ``wanted``: component -> version (an empty version is not managed). ``probe``: what
+    ``ascend_facts`` returned (``installed``, ``reboot_pending``, optionally ``engines``: engine ->
+    ``registered`` or ``unregistered``). ``allow_downgrade``: a bool for every role, or role -> bool.
+    ValueError names what is wrong with the input.
+    """
+    if not isinstance(wanted, Mapping):
+        raise TypeError('wanted must be a mapping of component to version, got %s' % type(wanted).__name__)
+    if probe is not None and not isinstance(probe, Mapping):
+        raise TypeError('the probe must be what ascend_facts returned, got %s' % type(probe).__name__)
+    if reboot_policy not in REBOOT_POLICIES:
+        raise ValueError('reboot policy %r is not one of %s' % (reboot_policy, ', '.join(REBOOT_POLICIES)))
+    unknown = sorted(set(wanted) - set(COMPONENTS))
+    if unknown:
+        raise ValueError('unknown component(s) %s; use %s' % (', '.join(unknown), ', '.join(COMPONENTS)))
+    probe = probe or {}
+    installed = probe.get('installed') or {}
+    managed = dict((component, str(version)) for component, version in wanted.items() if version not in (None, ''))
+
+    items = [_item(component, _version(installed.get(component)), managed[component],
+                   _allowed(allow_downgrade, ROLE_OF[component]))
+             for component in install_order(installed) if component in managed]
+    changing = [item for item in items if item['action'] in runfile.INSTALLING_ACTIONS]
+    refused = [item for item in items if item['action'] == 'refuse']
+    hdk_changes = [item['component'] for item in changing if item['role'] == 'hdk']
+    pending = bool(probe.get('reboot_pending'))
+    if hdk_changes:
+        reboot_reason = '%s change' % ' and '.join(hdk_changes)
+    elif pending:
+        reboot_reason = 'a reboot is already pending'
+    else:
+        reboot_reason = ''
+    engines = _engines(probe.get('engines'))
+    # A new runtime binary or a config that lacks the registration: the engine restarts.
+    restarts = sorted(engine for engine, action in engines.items() if action == 'register')
+    if any(item['role'] == 'container_runtime' for item in changing) and engines:
+        restarts = sorted(engines)
+
+    lines = [_line(item) for item in items]
+    if reboot_reason and reboot_policy == 'auto':
+        lines.append('reboot when the installer asks for it (%s)' % reboot_reason)
+    elif reboot_reason:
+        lines.append('no reboot (policy never): the node will report "reboot pending" (%s)' % reboot_reason)
+    else:
+        lines.append('no reboot')
+    lines.append('restart %s (runtime registration)' % ' and '.join(restarts) if restarts else 'no service restart')
+    if not items:
+        lines = ['nothing to do: no component version is set']
+
+    return {
+        'components': items,
+        'order': [item['component'] for item in changing],
+        'roles': dict((role, [item['component'] for item in changing if item['role'] == role]) for role in ROLES),
+        'refused': refused,
+        'outdated': version_mismatches(installed, managed),
+        'reboot': {'needed': bool(reboot_reason), 'reason': reboot_reason, 'policy': reboot_policy,
+                   'pending': pending},
+        'engines': engines,
+        'restarts': restarts,
+        'changes': bool(changing) or bool(restarts) or pending,
+        'lines': lines,
+    }
+
+
+def packages_to_stage(plan, role=None, chip=None):
+    """The packages role's ``packages_components`` for the components ``plan`` installs (those of
+    ``role`` only, when given): component (as the packages name it), version, and for the HDK and
+    the operator kernels the node's chip."""
+    if role is not None and role not in ROLES:
+        raise ValueError('role %r is not one of %s' % (role, ', '.join(ROLES)))
+    entries = []
+    for item in plan['components']:
+        if (role is not None and item['role'] != role) or item['action'] not in runfile.INSTALLING_ACTIONS:
+            continue
+        entry = {'component': item['package'], 'version': item['want']}
+        if item['component'] in ('driver', 'firmware'):
+            entry.update({'chip': chip, 'soc': chip == '310b'})
+        elif item['component'] in ('kernels', 'ops'):
+            entry['chip'] = chip
+        entries.append(entry)
+    return entries
