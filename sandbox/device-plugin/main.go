@@ -48,6 +48,9 @@ var sharedDevices = []string{"/dev/davinci_manager", "/dev/devmm_svm", "/dev/his
 
 const npuSmiTimeout = 20 * time.Second
 
+// version is the digest of the sources, stamped by tests/k8s/build.sh.
+var version = "dev"
+
 // ResourceForChip is the extended resource Huawei's plugin publishes for a chip name.
 func ResourceForChip(name string) (string, error) {
 	chip := strings.ToUpper(strings.TrimSpace(name))
@@ -309,7 +312,12 @@ func main() {
 	npuSmi := flag.String("npuSmi", "npu-smi", "the npu-smi command to list chips and their health")
 	directory := flag.String("pluginDir", pluginapi.DevicePluginPath, "the kubelet's device plugin directory")
 	interval := flag.Duration("pollInterval", 5*time.Second, "how often npu-smi is asked again")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("device-plugin stand-in " + version)
+		return
+	}
 	_ = logLevel
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	if *logFile != "" {
