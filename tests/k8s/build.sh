@@ -218,7 +218,8 @@ build_cni_plugins() {
 # The pod sandbox's pause program, compiled from k8s.io/kubernetes' own build/pause/linux/pause.c
 # with the flags of its Makefile (static, so the image needs nothing else).
 build_pause() {
-    if cached "pause.c v$PAUSE_VERSION" "$pause_dir/pause"; then
+    # pause knows only -v (anything else and it pauses): not the --version of cached().
+    if [ -x "$pause_dir/pause" ] && "$pause_dir/pause" -v 2>&1 | grep -F -- "pause.c v$PAUSE_VERSION" >/dev/null; then
         echo "build.sh: pause $PAUSE_VERSION already cached in $pause_dir"
         return 0
     fi
