@@ -439,7 +439,7 @@ class NodeSpec:
     """One simulated server: its product, chips and initial faults."""
 
     def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
-                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None):
+                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None, kubelet=False):
         if product not in PRODUCTS:
             raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
                                "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
@@ -468,6 +468,8 @@ class NodeSpec:
         self.node_os = node_os
         self.unhealthy_chips = [list(entry) for entry in unhealthy_chips or ()]
         self.faults = dict(faults or {})
+        # A node that runs a real kubelet gets a cgroup namespace of its own (see run_node).
+        self.kubelet = bool(kubelet)
 
     @classmethod
     def from_host_vars(cls, name, host_vars):
@@ -479,7 +481,7 @@ class NodeSpec:
                    host_vars.get("sandbox_npu_count"), host_vars.get("sandbox_chips_per_npu"),
                    host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
                    host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"),
-                   host_vars.get("sandbox_os"))
+                   host_vars.get("sandbox_os"), host_vars.get("sandbox_kubelet", False))
 
     @property
     def state_dir(self):
@@ -523,7 +525,10 @@ class NodeSpec:
         }
 
     def hardware_fingerprint(self):
-        return hashlib.sha256(json.dumps(self.hardware(), sort_keys=True).encode()).hexdigest()[:12]
+        described = self.hardware()
+        if self.kubelet:
+            described["kubelet"] = True
+        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def pci_config_space(vendor, device, revision, class_code, subsystem_vendor, subsystem_device):
@@ -783,6 +788,10 @@ class Fleet:
         podman("run", "--detach", "--name", spec.name, "--hostname", spec.name,
                "--privileged", "--systemd=always", "--restart=always",
                "--arch", ARCHITECTURES[spec.arch]["oci"],
+               # On this cgroup v1 host a node sees its cgroups as host paths; runc, which the
+               # node's kubelet drives, then mixes two views of the name=systemd hierarchy (docs/
+               # kubelets.md). A private cgroup namespace gives the node one view, rooted at itself.
+               *(["--cgroupns=private"] if spec.kubelet else []),
                "--label", "%s=1" % LABEL_PREFIX,
                "--label", "%s.image=%s" % (LABEL_PREFIX, image),
                "--label", "%s.hardware=%s" % (LABEL_PREFIX, fingerprint),

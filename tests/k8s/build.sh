@@ -22,6 +22,10 @@ KUBERNETES_VERSION=v1.37.2
 KWOK_VERSION=v0.8.0
 # Prometheus publishes its Go module as v0.3MM.P for release 3.MM.P.
 PROMETHEUS_MODULE_VERSION=v0.316.0
+# For real kubelets in the sandbox nodes: the CNI plugins' newest release (its go.mod asks for go
+# 1.26.8, the installed Go); the pause program's tag from k8s.io/kubernetes' build/pause/Makefile.
+CNI_PLUGINS_VERSION=v1.10.0
+PAUSE_VERSION=3.10.2
 
 CACHE_ROOT="${NPU_ASCEND_CACHE:-$HOME/.cache/npu-ascend}/k8s"
 
@@ -30,6 +34,12 @@ kubernetes_dir="$CACHE_ROOT/kubernetes-$KUBERNETES_VERSION/bin"
 kwok_dir="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
 kwok_stages_dir="$CACHE_ROOT/kwok-$KWOK_VERSION/stages"
 promtool_dir="$CACHE_ROOT/promtool-$PROMETHEUS_MODULE_VERSION/bin"
+kubelet_dir="$CACHE_ROOT/kubelet-$KUBERNETES_VERSION/bin"
+cni_dir="$CACHE_ROOT/cni-plugins-$CNI_PLUGINS_VERSION/bin"
+pause_dir="$CACHE_ROOT/pause-$PAUSE_VERSION/bin"
+device_plugin_dir="$CACHE_ROOT/device-plugin-standin/bin"
+DEVICE_PLUGIN_SOURCE="$(cd "$(dirname "$0")/../../sandbox/device-plugin" && pwd)"
+CNI_PLUGINS=(main/bridge main/loopback ipam/host-local)
 KUBERNETES_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
 
 print_paths() {
@@ -45,6 +55,12 @@ print_paths() {
     echo "KWOK_STAGES_DIR=$kwok_stages_dir"
     echo "PROMTOOL=$promtool_dir/promtool"
     echo "PROMTOOL_VERSION=$(promtool_release)"
+    echo "KUBELET=$kubelet_dir/kubelet"
+    echo "CNI_PLUGINS_DIR=$cni_dir"
+    echo "CNI_PLUGINS_VERSION=$CNI_PLUGINS_VERSION"
+    echo "PAUSE=$pause_dir/pause"
+    echo "PAUSE_VERSION=$PAUSE_VERSION"
+    echo "DEVICE_PLUGIN_STANDIN=$device_plugin_dir/device-plugin"
 }
 
 promtool_release() {
@@ -117,17 +133,19 @@ build_etcd() {
     "$etcd_dir/etcd" --version
 }
 
+# build_kubernetes OUTPUT_DIR BINARY...: the named k8s.io/kubernetes commands into OUTPUT_DIR.
 build_kubernetes() {
-    local binary paths=() packages=()
-    for binary in "${KUBERNETES_BINARIES[@]}"; do
-        paths+=("$kubernetes_dir/$binary")
+    local output_dir="$1" binary paths=() packages=()
+    shift
+    for binary in "$@"; do
+        paths+=("$output_dir/$binary")
         packages+=("k8s.io/kubernetes/cmd/$binary")
     done
     if cached "Kubernetes $KUBERNETES_VERSION" "${paths[@]}"; then
-        echo "build.sh: kubernetes $KUBERNETES_VERSION already cached in $kubernetes_dir"
+        echo "build.sh: $* $KUBERNETES_VERSION already cached in $output_dir"
         return 0
     fi
-    echo "build.sh: building ${KUBERNETES_BINARIES[*]} $KUBERNETES_VERSION"
+    echo "build.sh: building $* $KUBERNETES_VERSION"
     local work_dir gomod staging_version minor
     work_dir="$(new_work_dir kubernetes)"
     # shellcheck disable=SC2064  # expand now: work_dir is local
@@ -166,15 +184,73 @@ build_kubernetes() {
         ldflags+=" -X $version_package.gitMajor=1 -X $version_package.gitMinor=$minor"
         ldflags+=" -X $version_package.gitTreeState=clean"
     done
-    # One `go build` for all three commands, so the packages they share compile once.
+    # One `go build` for all the commands, so the packages they share compile once.
     (cd "$work_dir" \
         && go mod download k8s.io/kubernetes \
         && go build -trimpath -ldflags "$ldflags" -o "$work_dir/bin/" "${packages[@]}")
-    mkdir -p "$kubernetes_dir"
-    for binary in "${KUBERNETES_BINARIES[@]}"; do
-        mv -f "$work_dir/bin/$binary" "$kubernetes_dir/$binary"
-        "$kubernetes_dir/$binary" --version
+    mkdir -p "$output_dir"
+    for binary in "$@"; do
+        mv -f "$work_dir/bin/$binary" "$output_dir/$binary"
+        "$output_dir/$binary" --version
     done
+}
+
+# The CNI plugins a kubelet node's containerd wires pods with: a bridge per node, host-local
+# addresses, loopback. The release is stamped so that `--version` shows it.
+build_cni_plugins() {
+    local plugin paths=() packages=()
+    for plugin in "${CNI_PLUGINS[@]}"; do
+        paths+=("$cni_dir/${plugin#*/}")
+        packages+=("github.com/containernetworking/plugins/plugins/$plugin@$CNI_PLUGINS_VERSION")
+    done
+    if cached "version $CNI_PLUGINS_VERSION" "${paths[@]}"; then
+        echo "build.sh: CNI plugins $CNI_PLUGINS_VERSION already cached in $cni_dir"
+        return 0
+    fi
+    echo "build.sh: building CNI plugins ${CNI_PLUGINS[*]} $CNI_PLUGINS_VERSION"
+    mkdir -p "$cni_dir"
+    GOBIN="$cni_dir" go install -trimpath \
+        -ldflags "-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" \
+        "${packages[@]}"
+    "${paths[0]}" --version
+}
+
+# The pod sandbox's pause program, compiled from k8s.io/kubernetes' own build/pause/linux/pause.c
+# with the flags of its Makefile (static, so the image needs nothing else).
+build_pause() {
+    # pause knows only -v (anything else and it pauses): not the --version of cached().
+    if [ -x "$pause_dir/pause" ] && "$pause_dir/pause" -v 2>&1 | grep -F -- "pause.c v$PAUSE_VERSION" >/dev/null; then
+        echo "build.sh: pause $PAUSE_VERSION already cached in $pause_dir"
+        return 0
+    fi
+    local source_dir
+    source_dir="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" \
+        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    echo "build.sh: compiling pause $PAUSE_VERSION from $source_dir/build/pause/linux/pause.c"
+    mkdir -p "$pause_dir"
+    gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-npu-ascend" \
+        -o "$pause_dir/pause.partial" "$source_dir/build/pause/linux/pause.c"
+    mv -f "$pause_dir/pause.partial" "$pause_dir/pause"
+    "$pause_dir/pause" -v
+}
+
+# sandbox/device-plugin, the stand-in for Huawei's device plugin. Rebuilt when its sources change
+# (their digest is stamped into the binary and printed by -version).
+build_device_plugin_standin() {
+    local digest
+    digest="$(cat "$DEVICE_PLUGIN_SOURCE"/go.mod "$DEVICE_PLUGIN_SOURCE"/go.sum "$DEVICE_PLUGIN_SOURCE"/*.go \
+        | sha256sum | cut -c1-16)"
+    if cached "device-plugin stand-in $digest" "$device_plugin_dir/device-plugin"; then
+        echo "build.sh: device plugin stand-in $digest already cached in $device_plugin_dir"
+        return 0
+    fi
+    echo "build.sh: building the device plugin stand-in $digest"
+    mkdir -p "$device_plugin_dir"
+    (cd "$DEVICE_PLUGIN_SOURCE" \
+        && GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath \
+            -ldflags "-s -w -X main.version=$digest" -o "$device_plugin_dir/device-plugin.partial" .)
+    mv -f "$device_plugin_dir/device-plugin.partial" "$device_plugin_dir/device-plugin"
+    "$device_plugin_dir/device-plugin" --version
 }
 
 # The `kwok` controller (unlike `kwokctl`) ships no default behaviour: it needs Stage objects
@@ -235,6 +311,12 @@ build_promtool() {
 }
 
 build_etcd
-build_kubernetes
+build_kubernetes "$kubernetes_dir" "${KUBERNETES_BINARIES[@]}"
 build_kwok
 build_promtool
+# Real kubelets (molecule/kubelet): a separate output directory, so that the control plane's
+# cache stays valid without them.
+build_kubernetes "$kubelet_dir" kubelet
+build_cni_plugins
+build_pause
+build_device_plugin_standin

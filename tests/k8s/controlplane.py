@@ -23,6 +23,7 @@ The binaries come from tests/k8s/build.sh, which `up` runs first (a no-op once t
 """
 
 import argparse
+import base64
 import contextlib
 import dataclasses
 import json
@@ -70,6 +71,8 @@ DEFAULT_PODS = '110'
 KUBERNETES_ARCH = {'x86_64': 'amd64', 'amd64': 'amd64', 'aarch64': 'arm64', 'arm64': 'arm64'}
 
 STARTUP_TIMEOUT_SECONDS = 180
+# The API server's client identity towards the kubelets (pod logs, exec).
+KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client'
 # The data is thrown away, so a component slow to shut down gracefully is simply killed.
 STOP_TIMEOUT_SECONDS = 10
 
@@ -393,9 +396,16 @@ class ControlPlane:
     """
 
     def __init__(self, state_dir=DEFAULT_STATE_DIR, nodes=(), apiserver_port=None, binaries=None,
-                 device_plugin_standin=False):
+                 device_plugin_standin=False, kubelet_nodes=(), external_address=None):
         self.state_dir = Path(state_dir).resolve()
-        self.nodes = list(nodes)
+        # Nodes whose real kubelet registers them (see kubelet_credentials); not created here.
+        self.kubelet_nodes = sorted(set(kubelet_nodes))
+        self.nodes = [node for node in nodes if node.name not in self.kubelet_nodes]
+        # The address the kubelets reach the API server at (the sandbox network's gateway).
+        self.external_address = external_address
+        if self.kubelet_nodes and not external_address:
+            raise ControlPlaneError('real kubelets need --external-address: the address their '
+                                    'nodes reach this machine at (e.g. the podman network gateway)')
         self.device_plugin_standin = device_plugin_standin
         self.requested_apiserver_port = apiserver_port
         self.binaries = binaries
@@ -526,7 +536,8 @@ class ControlPlane:
         # Written first, so that `down` finds the ports and binaries of a start that fails.
         self.state = {'ports': ports, 'binaries': binaries,
                       'components': COMPONENTS + ((STANDIN,) if self.device_plugin_standin else ()),
-                      'nodes': [dataclasses.asdict(node) for node in self.nodes]}
+                      'nodes': [dataclasses.asdict(node) for node in self.nodes],
+                      'kubelet_nodes': self.kubelet_nodes, 'external_address': self.external_address}
         self._save_state()
         self._create_pki()
         self._start_etcd()
@@ -545,6 +556,8 @@ class ControlPlane:
                            lambda node=node: self._node_schedulable(node))
         self._wait_for('the default ServiceAccount', lambda: self.request(
             'GET', '/api/v1/namespaces/default/serviceaccounts/default')[0] == 200)
+        if self.kubelet_nodes:
+            self._grant_kubelet_api()
         # Last: from now on a node shows NPUs only while its device plugin pod runs.
         if self.device_plugin_standin:
             self._spawn(STANDIN, [sys.executable, str(STANDIN_SCRIPT), '--state-dir', str(self.state_dir)])
@@ -558,9 +571,15 @@ class ControlPlane:
         pki.issue('etcd-server', 'etcd', server_names=loopback, server=True)
         pki.issue('apiserver-etcd-client', 'kube-apiserver-etcd-client')
         # The in-cluster names and the first Service IP are what pods would use to reach it.
-        pki.issue('apiserver', 'kube-apiserver', server=True, server_names=loopback + (
+        external = (self.external_address,) if self.external_address else ()
+        pki.issue('apiserver', 'kube-apiserver', server=True, server_names=loopback + external + (
             '10.96.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc',
             'kubernetes.default.svc.cluster.local'))
+        # The API server's identity towards the kubelets (logs, exec): bound to
+        # system:kubelet-api-admin once the API server runs.
+        pki.issue('apiserver-kubelet-client', KUBELET_CLIENT_USER)
+        for name in self.kubelet_nodes:
+            self._issue_kubelet_credentials(name)
         pki.issue('admin', 'npu-ascend-admin', organization='system:masters')
         pki.issue('controller-manager', 'system:kube-controller-manager')
         pki.issue('controller-manager-serving', 'kube-controller-manager', server_names=loopback,
@@ -579,6 +598,41 @@ class ControlPlane:
             path = self.kubeconfig if name == 'admin' else self.config_dir / (name + '.kubeconfig')
             write_kubeconfig(path, self.server, pki.ca_cert, pki.directory / (name + '.crt'),
                              pki.directory / (name + '.key'), user)
+
+    def _issue_kubelet_credentials(self, name):
+        """kubelets/NAME/kubeconfig: the node's own identity (system:node:NAME in system:nodes, so
+        the Node authorizer and NodeRestriction apply), self-contained for copying into the node."""
+        cert, key = self.pki.issue('kubelet-' + name, 'system:node:' + name, organization='system:nodes')
+        directory = self.kubelet_credentials(name)
+        directory.mkdir(parents=True, exist_ok=True)
+        user = 'system:node:' + name
+        config = {
+            'apiVersion': 'v1', 'kind': 'Config',
+            'clusters': [{'name': CONTEXT_NAME, 'cluster': {
+                'server': 'https://%s:%d' % (self.external_address, self.state['ports']['apiserver']),
+                'certificate-authority-data': _base64_file(self.pki.ca_cert)}}],
+            'users': [{'name': user, 'user': {'client-certificate-data': _base64_file(cert),
+                                              'client-key-data': _base64_file(key)}}],
+            'contexts': [{'name': CONTEXT_NAME, 'context': {'cluster': CONTEXT_NAME, 'user': user}}],
+            'current-context': CONTEXT_NAME,
+        }
+        kubeconfig = directory / 'kubeconfig'
+        kubeconfig.write_text(yaml.safe_dump(config, sort_keys=False), encoding='utf-8')
+        kubeconfig.chmod(0o600)
+        shutil.copyfile(self.pki.ca_cert, directory / 'ca.crt')
+
+    def kubelet_credentials(self, name):
+        """The directory holding NAME's kubelet kubeconfig and the cluster CA (its client CA)."""
+        return self.state_dir / 'kubelets' / name
+
+    def _grant_kubelet_api(self):
+        self.check('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+            'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
+            'metadata': {'name': 'npu-ascend-test:apiserver-kubelet-client'},
+            'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                        'name': 'system:kubelet-api-admin'},
+            'subjects': [{'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'User',
+                          'name': KUBELET_CLIENT_USER}]})
 
     def _start_etcd(self):
         ports, pki = self.state['ports'], self.pki.directory
@@ -616,8 +670,13 @@ class ControlPlane:
         ports, pki = self.state['ports'], self.pki.directory
         self._spawn('kube-apiserver', [
             self.state['binaries']['KUBE_APISERVER'],
-            '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+            # Real kubelets in the sandbox nodes reach it over the sandbox network.
+            '--bind-address=%s' % ('0.0.0.0' if self.external_address else '127.0.0.1'),
+            '--advertise-address=127.0.0.1',
             '--secure-port=%d' % ports['apiserver'],
+            '--kubelet-client-certificate=%s/apiserver-kubelet-client.crt' % pki,
+            '--kubelet-client-key=%s/apiserver-kubelet-client.key' % pki,
+            '--kubelet-preferred-address-types=InternalIP',
             '--etcd-servers=https://127.0.0.1:%d' % ports['etcd_client'],
             '--etcd-cafile=%s' % self.pki.ca_cert,
             '--etcd-certfile=%s/apiserver-etcd-client.crt' % pki,
@@ -892,6 +951,10 @@ def _process_group_rss_kib(group):
     return total
 
 
+def _base64_file(path):
+    return base64.b64encode(Path(path).read_bytes()).decode('ascii')
+
+
 def _https_get(url, context):
     try:
         with urllib.request.urlopen(url, context=context, timeout=5) as response:
@@ -940,6 +1003,13 @@ def main(argv=None):
                                         'repeatable')
             subparser.add_argument('--apiserver-port', type=int,
                                    help='secure port on 127.0.0.1 (default: a free one)')
+            subparser.add_argument('--kubelet-node', action='append', default=[], metavar='NAME',
+                                   help='a node whose real kubelet joins: no Node object is made '
+                                        'for it; its kubeconfig is written to '
+                                        'STATE_DIR/kubelets/NAME/ (repeatable)')
+            subparser.add_argument('--external-address', metavar='IP',
+                                   help='the address kubelet nodes reach this machine at; the API '
+                                        'server then listens on all addresses')
             subparser.add_argument('--device-plugin-standin', action='store_true',
                                    help="publish each sandbox node's NPUs from npu-smi while a "
                                         'device plugin pod runs there (see device_plugin_standin.py)')
@@ -952,8 +1022,13 @@ def main(argv=None):
             nodes = _nodes_from_arguments(arguments)
         except ValueError as error:
             raise SystemExit('controlplane: %s' % error)
-        control_plane = ControlPlane(arguments.state_dir, nodes, arguments.apiserver_port,
-                                     device_plugin_standin=arguments.device_plugin_standin)
+        try:
+            control_plane = ControlPlane(arguments.state_dir, nodes, arguments.apiserver_port,
+                                         device_plugin_standin=arguments.device_plugin_standin,
+                                         kubelet_nodes=arguments.kubelet_node,
+                                         external_address=arguments.external_address)
+        except ControlPlaneError as error:
+            raise SystemExit('controlplane: %s' % error)
         try:
             control_plane.up()
         except (ControlPlaneError, subprocess.CalledProcessError) as error:

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """The test control plane behaves like a real cluster: TLS, RBAC, scheduling on NPU capacity."""
 
+import base64
 import json
 import ssl
 import subprocess
@@ -276,3 +277,25 @@ def test_control_plane_stays_light(control_plane):
     assert set(rss_kib) == set(controlplane.COMPONENTS)
     # Generous bound: the point is to notice a component that balloons (e.g. etcd's mmap).
     assert sum(rss_kib.values()) < 1536 * 1024, rss_kib
+
+
+def test_kubelet_node_gets_its_own_identity_and_no_node_object(tmp_path):
+    """A kubelet node's credentials name system:node:NAME in system:nodes (NodeRestriction) and
+    point at the external address; it is left out of the Node objects the harness creates."""
+    plane = controlplane.ControlPlane(tmp_path, [controlplane.NodeSpec('klt-a'), controlplane.NodeSpec('kwok-b')],
+                                      kubelet_nodes=['klt-a'], external_address='10.88.0.1')
+    assert [node.name for node in plane.nodes] == ['kwok-b']
+    plane.state = {'ports': {'apiserver': 6443}}
+    plane.pki.create_ca()
+    plane._issue_kubelet_credentials('klt-a')
+    config = yaml.safe_load((plane.kubelet_credentials('klt-a') / 'kubeconfig').read_text())
+    assert config['clusters'][0]['cluster']['server'] == 'https://10.88.0.1:6443'
+    certificate = base64.b64decode(config['users'][0]['user']['client-certificate-data'])
+    subject = subprocess.run(['openssl', 'x509', '-noout', '-subject', '-nameopt', 'RFC2253'],
+                             input=certificate, capture_output=True, check=True).stdout.decode()
+    assert subject.strip() == 'subject=CN=system:node:klt-a,O=system:nodes'
+
+
+def test_kubelet_nodes_need_an_external_address(tmp_path):
+    with pytest.raises(controlplane.ControlPlaneError, match='--external-address'):
+        controlplane.ControlPlane(tmp_path, [], kubelet_nodes=['klt-a'])

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+const infoM910 = `        NPU ID                         Chip ID                        Chip Logic ID                  Chip Name
+        0                              0                              0                              Ascend 910B4
+        0                              1                              -                              Mcu
+        1                              0                              1                              Ascend 910B4
+        1                              1                              -                              Mcu
+`
+
+const infoM310P = `NPU ID       Chip ID       Chip Logic ID       Chip Name
+1            0             0                   Ascend 310P3
+1            1             1                   Ascend 310P3
+1            2             -                   Mcu
+2            0             2                   Ascend 310P3
+`
+
+func TestParseChipMap(t *testing.T) {
+	chips, err := ParseChipMap(infoM910)
+	if err != nil || len(chips) != 2 || chips[1] != (Chip{NPU: 1, Chip: 0, LogicID: 1, Name: "910B4"}) {
+		t.Fatalf("910: %+v %v", chips, err)
+	}
+	chips, err = ParseChipMap(infoM310P)
+	if err != nil || len(chips) != 3 || chips[1].Chip != 1 || chips[1].LogicID != 1 || chips[2].LogicID != 2 {
+		t.Fatalf("310P: %+v %v", chips, err)
+	}
+	if _, err := ParseChipMap("dcmi module initialize failed. ret is -8005\n"); err == nil {
+		t.Fatal("an error text was read as a chip table")
+	}
+	if _, err := ParseChipMap("NPU ID Chip ID Chip Logic ID Chip Name\nx 0 0 Ascend 910B4\n"); err == nil {
+		t.Fatal("a row without numbers was accepted")
+	}
+}
+
+func TestParseHealth(t *testing.T) {
+	status, err := ParseHealth("Health Status                  : Warning\nError Code  : 80E18005\n")
+	if err != nil || status != "Warning" {
+		t.Fatalf("%q %v", status, err)
+	}
+	if _, err := ParseHealth("nothing"); err == nil {
+		t.Fatal("no error without a Health Status line")
+	}
+}
+
+func TestResourceForChip(t *testing.T) {
+	for chip, want := range map[string]string{"910B4": "huawei.com/Ascend910", "910": "huawei.com/Ascend910",
+		"310P3": "huawei.com/Ascend310P", "310": "huawei.com/Ascend310"} {
+		if got, err := ResourceForChip(chip); err != nil || got != want {
+			t.Errorf("%s: %s %v", chip, got, err)
+		}
+	}
+	if _, err := ResourceForChip("Mcu"); err == nil {
+		t.Error("an MCU got a resource")
+	}
+}
+
+func TestAllocateNamesExactlyTheAllocatedChips(t *testing.T) {
+	plugin := &Plugin{Resource: "huawei.com/Ascend910", UseAscendDocker: true, changed: make(chan struct{})}
+	response, err := plugin.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+		{DevicesIds: []string{"Ascend910-5", "Ascend910-3"}}, {DevicesIds: []string{"Ascend910-0"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := response.ContainerResponses[0].Envs["ASCEND_VISIBLE_DEVICES"]; got != "3,5" {
+		t.Errorf("first container: %q", got)
+	}
+	if got := response.ContainerResponses[1].Envs["ASCEND_VISIBLE_DEVICES"]; got != "0" {
+		t.Errorf("second container: %q", got)
+	}
+	if len(response.ContainerResponses[0].Devices) != 0 {
+		t.Error("device nodes handed over although the Ascend Docker Runtime injects them")
+	}
+	if _, err := plugin.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+		{DevicesIds: []string{"Ascend310P-1"}}}}); err == nil {
+		t.Error("a device of another resource was allocated")
+	}
+}
+
+func TestAllocateWithoutAscendDockerHandsOverTheDeviceNodes(t *testing.T) {
+	plugin := &Plugin{Resource: "huawei.com/Ascend310P", changed: make(chan struct{})}
+	response, err := plugin.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+		{DevicesIds: []string{"Ascend310P-1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, device := range response.ContainerResponses[0].Devices {
+		paths = append(paths, device.HostPath)
+	}
+	want := []string{"/dev/davinci1", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"}
+	if len(paths) != len(want) {
+		t.Fatalf("%v", paths)
+	}
+	for index := range want {
+		if paths[index] != want[index] {
+			t.Fatalf("%v", paths)
+		}
+	}
+}
+
+func TestDevicesCarryHealth(t *testing.T) {
+	devices := devicesOf("huawei.com/Ascend910", []Chip{{LogicID: 1, Healthy: false}, {LogicID: 0, Healthy: true}})
+	if devices[0].ID != "Ascend910-0" || devices[0].Health != pluginapi.Healthy || devices[1].Health != pluginapi.Unhealthy {
+		t.Fatalf("%+v", devices)
+	}
+}
