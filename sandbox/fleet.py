@@ -135,8 +135,9 @@ NODE_IMAGE_BUSYBOX = "/bin/busybox"
 CHIP_SPECIFIC_COMPONENTS = {"driver", "firmware", "kernels", "ops"}
 
 BOOT_TIMEOUT_SECONDS = 180
-# A node of a foreign architecture runs under qemu user emulation.
-EMULATION_SLOWDOWN = 4
+# A node of a foreign architecture runs under qemu user emulation: its systemd took more than
+# 12 minutes (4 x the boot timeout) to reach `running` with the host's load average at 35.
+EMULATION_SLOWDOWN = 8
 COMMAND_ENV = dict(os.environ, LC_ALL="C")
 
 
