@@ -7,8 +7,9 @@
 #   make test        deps venv lint sanity unit k8s-test sandbox-test molecule, stopping at the first failure
 #   make build       the collection tarball in .cache/dist/
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
-#   make bench       N sandbox nodes from bare to validated, again converged, against its floors and a
-#                    naive script: bench/results.json and .png (BENCH_NODES, BENCH_INSTALL_SECONDS, BENCH_LEVERS=1)
+#   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
+#                    naive script, with a scale curve: bench/results.json and .png (BENCH_NODES,
+#                    BENCH_SCALE_POINTS, BENCH_INSTALL_SCALE, BENCH_LEVERS=1)
 #   make faults      the fault matrix (docs/faults.md): 28 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
+import glob
 import importlib
 import json
 import os
@@ -27,23 +28,23 @@ import sys
 import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The sandbox's fleet library and the collection's own parsers (through the
-# .cache/collections link `make venv` creates), so names and argv are the roles' own.
-sys.path[:0] = [os.path.join(REPO_ROOT, 'sandbox'), os.path.join(REPO_ROOT, '.cache', 'collections')]
+# The sandbox's fleet library only: the script knows nothing of the collection. The components
+# and versions are the sandbox's (sandbox_package_versions, the packages it built for the nodes),
+# the file names those the package build recorded, the installer options Huawei's install guides
+# give (facts reference sections 2, 3 and 8).
+sys.path.insert(0, os.path.join(REPO_ROOT, 'sandbox'))
 fleet = importlib.import_module('fleet')
-runfile = importlib.import_module('ansible_collections.npu.ascend.plugins.module_utils.runfile')
-package_file_name = importlib.import_module(
-    'ansible_collections.npu.ascend.plugins.module_utils.ascend_package').package_file_name
 
 NODE_DIR = '/var/tmp/naive-bench'
-# In the order the roles install them on a bare node (driver before firmware on a fresh node).
+# In the order Huawei's guides install them on a bare node, with the options they give.
 HOST_STACK = (
-    ('driver', 'hdk_driver_version'),
-    ('firmware', 'hdk_firmware_version'),
-    ('toolkit', 'cann_version'),
-    ('kernels', 'cann_version'),
-    ('nnal', 'cann_version'),
-    ('docker-runtime', 'container_runtime_version'),
+    ('driver', ['--nox11', '--full', '--quiet', '--install-for-all']),
+    ('firmware', ['--nox11', '--full', '--quiet']),
+    ('toolkit', ['--nox11', '--install', '--quiet', '--install-for-all']),
+    ('kernels', ['--nox11', '--install', '--quiet', '--install-for-all']),
+    ('ops', ['--nox11', '--install', '--quiet', '--install-for-all']),
+    ('nnal', ['--nox11', '--install', '--quiet', '--install-for-all']),
+    ('docker-runtime', ['--nox11', '--install', '--install-scene=containerd']),
 )
 REBOOT_AFTER = 'firmware'
 
@@ -52,20 +53,31 @@ class NaiveError(Exception):
     """A step failed on a node; the message names the node, the step and the output."""
 
 
-def plan(host_vars, spec):
+def package_file(packages_dir, component, chip, version, arch):
+    """The file the sandbox built for this component (its build record, .built/*.json)."""
+    chip_key = chip if component in fleet.CHIP_SPECIFIC_COMPONENTS else '*'
+    pattern = os.path.join(packages_dir, '.built', '%s_%s_%s_%s.json' % (component, chip_key, version, arch))
+    for record in sorted(glob.glob(pattern)):
+        with open(record) as handle:
+            names = [name for name in json.load(handle) if name.endswith('.run')]
+        if len(names) == 1:
+            return names[0]
+    raise NaiveError('no fake %s %s package for %s/%s in %s: run `sandbox/fleet.py packages`'
+                     % (component, version, chip, arch, packages_dir))
+
+
+def plan(host_vars, spec, packages_dir):
     """(component, file name, argv) for each installer this node runs."""
+    versions = host_vars.get('sandbox_package_versions') or {}
+    if not versions:
+        raise NaiveError('%s: sandbox_package_versions is not set in the inventory' % spec.name)
     chip = fleet.PRODUCTS[spec.product]['chip_family']
     steps = []
-    for component, version_var in HOST_STACK:
-        version = host_vars.get(version_var)
-        if not version:
-            raise NaiveError('%s: %s is not set in the inventory; the baseline installs what the roles '
-                             'install' % (spec.name, version_var))
-        name = package_file_name(component, chip if component in fleet.CHIP_SPECIFIC_COMPONENTS else None,
-                                 str(version), spec.arch)
-        extra = ['--install-scene=containerd'] if component == 'docker-runtime' else []
-        argv = runfile.build_commands(component, 'install', src='%s/%s' % (NODE_DIR, name), extra_args=extra)[0]
-        steps.append((component, name, argv))
+    for component, options in HOST_STACK:
+        if component not in versions:
+            continue
+        name = package_file(packages_dir, component, chip, versions[component], spec.arch)
+        steps.append((component, name, ['%s/%s' % (NODE_DIR, name)] + options))
     return steps
 
 
@@ -110,7 +122,7 @@ def provision(the_fleet, host, host_vars, packages_dir):
     spec = the_fleet.spec(host)
     record = {'steps': [], 'installers': {}}
     started = time.monotonic()
-    steps = plan(host_vars, spec)
+    steps = plan(host_vars, spec, packages_dir)
     node_exec(the_fleet, host, ['mkdir', '-p', NODE_DIR], 'staging directory')
     for component, name, _argv in steps:
         timed(record, 'copy %s' % component, the_fleet.copy_in, host, os.path.join(packages_dir, name),

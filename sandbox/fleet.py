@@ -44,6 +44,22 @@ DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 LABEL_PREFIX = "npu-ascend.sandbox"
 
+# The operating systems a node can present (host var sandbox_os; absent: the base image of
+# sandbox/image/). Each is a recipe directory applied on top of the base recipe: packages.txt
+# (more Debian packages for debootstrap), rootfs/ (overlay), customize.sh (run in the chroot
+# after the base one, with the recipe's other files in /var/tmp/sandbox-recipe). A recipe with
+# a `repository` leaves a package repository in the root at `built_at`, which is moved out of the
+# image into the cache and mounted read-only at `mount_at` in every node of that OS: the
+# controller serving the node's only repository.
+NODE_OSES = {
+    "openeuler-22.03": {
+        "recipe": SANDBOX_DIR / "image-openeuler",
+        "image_repository": IMAGE_REPOSITORY + "-openeuler",
+        "repository": {"built_at": "srv/sandbox-repository",
+                       "mount_at": "/srv/openEuler-22.03-LTS/OS/%s"},
+    },
+}
+
 # What /proc/cpuinfo shows for each core of a Kunpeng 920, the host CPU of Huawei's aarch64
 # Atlas servers (TaiShan v110 cores: implementer 0x48 HiSilicon, part 0xd01, as the kernel's
 # arch/arm64/include/asm/cputype.h names them; the lines as a TaiShan 2280 prints them,
@@ -84,6 +100,7 @@ PRODUCTS = {
         "chip_family": "910b",
         "default_chip_name": "910B4",
         "pci_device": "d802",
+        "subsystem_vendor": HUAWEI_PCI_VENDOR,
         "subsystem_device": "0x3002",
         "revision": "0x20",
         "chips_per_npu": 1,
@@ -100,6 +117,9 @@ PRODUCTS = {
         "chip_family": "310p",
         "default_chip_name": "310P3",
         "pci_device": "d500",
+        # Huawei's deployer identifies 300I Pro (0x0100) and Duo (0x0110) cards by subsystem vendor
+        # 0x0200, not Huawei's 0x19e5 (docs/development.md, "PCI ids").
+        "subsystem_vendor": "0x0200",
         "subsystem_device": "0x0110",
         "revision": "0x23",
         "chips_per_npu": 2,
@@ -121,6 +141,7 @@ PRODUCTS = {
 KNOWN_FAULTS = {
     "driver_dkms_failure", "installer_killed_midway", "disk_full", "no_kernel_headers",
     "unhealthy_chips", "npu_smi_error", "installer_exit_code", "install_seconds",
+    "install_time_scale",
 }
 
 # A tiny image (static busybox) the nodes' engines start containers from, to check that the
@@ -203,28 +224,55 @@ def tree_digest(root, digest):
 # Node image
 
 
-def base_rootfs_packages(arch="x86_64"):
-    lines = (IMAGE_RECIPE_DIR / "packages.txt").read_text().splitlines()
-    return ([line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
-            + ARCHITECTURES[arch]["extra_packages"])
+def check_node_os(node_os, host=None):
+    if node_os is not None and node_os not in NODE_OSES:
+        raise SandboxError("%sunknown sandbox_os %r; use one of %s, or leave it out for the base image"
+                           % ("%s: " % host if host else "", node_os, ", ".join(sorted(NODE_OSES))))
 
 
-def base_rootfs_hash(arch):
+def read_package_list(path):
+    lines = Path(path).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def base_rootfs_packages(node_os=None, arch="x86_64"):
+    packages = read_package_list(IMAGE_RECIPE_DIR / "packages.txt")
+    if node_os is not None:
+        packages += read_package_list(NODE_OSES[node_os]["recipe"] / "packages.txt")
+    return packages + ARCHITECTURES[arch]["extra_packages"]
+
+
+def base_rootfs_hash(arch, node_os=None):
     # Only what debootstrap sees: editing the overlay must not cost a new debootstrap.
     digest = hashlib.sha256()
-    digest.update(("%s %s %s %s\n" % (DEBIAN_SUITE, DEBIAN_MIRROR, arch, ",".join(base_rootfs_packages(arch)))).encode())
+    digest.update(("%s %s %s %s\n" % (DEBIAN_SUITE, DEBIAN_MIRROR, arch,
+                                      ",".join(base_rootfs_packages(node_os, arch)))).encode())
     return digest.hexdigest()[:12]
 
 
-def image_hash(arch):
+def image_hash(arch, node_os=None):
     digest = hashlib.sha256()
     digest.update(("arch=%s\n" % arch).encode())
     tree_digest(IMAGE_RECIPE_DIR, digest)
+    if node_os is not None:
+        digest.update(("os=%s\n" % node_os).encode())
+        tree_digest(NODE_OSES[node_os]["recipe"], digest)
     return digest.hexdigest()[:12]
 
 
-def image_name(arch):
-    return "%s:%s" % (IMAGE_REPOSITORY, image_hash(arch))
+def image_repository(node_os=None):
+    return NODE_OSES[node_os]["image_repository"] if node_os else IMAGE_REPOSITORY
+
+
+def image_name(arch, node_os=None):
+    return "%s:%s" % (image_repository(node_os), image_hash(arch, node_os))
+
+
+def package_repository_dir(arch, node_os):
+    """Where the cache keeps the package repository of an OS's image (None: the OS has none)."""
+    if node_os is None or "repository" not in NODE_OSES[node_os]:
+        return None
+    return ROOTFS_CACHE_DIR / ("repository-%s-%s-%s" % (node_os, image_hash(arch, node_os), arch))
 
 
 def check_arch(arch, host=None):
@@ -247,9 +295,9 @@ def unmount_below(directory):
         run(["umount", "--lazy", target], check=False)
 
 
-def build_base_rootfs(arch):
-    """Returns the cached debootstrap tarball for arch, making it when missing."""
-    tarball = ROOTFS_CACHE_DIR / ("rootfs-%s-%s.tar" % (base_rootfs_hash(arch), arch))
+def build_base_rootfs(arch, node_os=None):
+    """Returns the cached debootstrap tarball for arch (and OS), making it when missing."""
+    tarball = ROOTFS_CACHE_DIR / ("rootfs-%s-%s.tar" % (base_rootfs_hash(arch, node_os), arch))
     if tarball.exists():
         log("reusing debootstrap result %s" % tarball)
         return tarball
@@ -259,7 +307,7 @@ def build_base_rootfs(arch):
     with tempfile.TemporaryDirectory(dir=str(ROOTFS_CACHE_DIR), prefix="debootstrap-") as work:
         root = Path(work) / "root"
         argv = ["debootstrap", "--variant=minbase", "--arch=" + ARCHITECTURES[arch]["debian"],
-                "--include=" + ",".join(base_rootfs_packages(arch)), DEBIAN_SUITE, root, DEBIAN_MIRROR]
+                "--include=" + ",".join(base_rootfs_packages(node_os, arch)), DEBIAN_SUITE, root, DEBIAN_MIRROR]
         log("debootstrap %s (%s), a few minutes: %s" % (DEBIAN_SUITE, arch, " ".join(str(a) for a in argv)))
         try:
             result = run(argv, check=False)
@@ -283,49 +331,87 @@ def image_exists(name):
     return podman("image", "exists", name, check=False).returncode == 0
 
 
-def build_image(arch="x86_64"):
-    """Builds localhost/npu-ascend-node:<recipe hash> unless it exists; returns its name."""
+def image_complete(arch, node_os, name):
+    repository = package_repository_dir(arch, node_os)
+    return image_exists(name) and (repository is None or (repository / "repodata" / "repomd.xml").exists())
+
+
+def build_image(arch="x86_64", node_os=None):
+    """Builds localhost/npu-ascend-node[-<os>]:<recipe hash> unless it exists; returns its name."""
     check_arch(arch)
-    name = image_name(arch)
-    if image_exists(name):
+    check_node_os(node_os)
+    name = image_name(arch, node_os)
+    if image_complete(arch, node_os, name):
         log("image %s is up to date" % name)
         return name
     ROOTFS_CACHE_DIR.mkdir(parents=True, exist_ok=True)
     # Several test sessions may start at once; one builds, the others wait and reuse it.
-    with open(str(ROOTFS_CACHE_DIR / ("build-%s.lock" % arch)), "w") as lock:
+    lock_name = "build-%s%s.lock" % (arch, "-" + node_os if node_os else "")
+    with open(str(ROOTFS_CACHE_DIR / lock_name), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            log("waiting for another build of the %s node image" % arch)
+            log("waiting for another build of the %s node image" % (node_os or arch))
             fcntl.flock(lock, fcntl.LOCK_EX)
-        if image_exists(name):
+        if image_complete(arch, node_os, name):
             log("image %s is up to date" % name)
             return name
-        return build_image_locked(arch, name)
+        return build_image_locked(arch, name, node_os)
 
 
-def build_image_locked(arch, name):
+def run_customize(root, script, what):
+    with open(str(script)) as stream:
+        result = subprocess.run(["chroot", str(root), "/bin/sh", "-s"], stdin=stream, env=COMMAND_ENV, check=False,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if result.returncode != 0:
+        raise SandboxError("%s failed in the %s image (exit %d); fix the recipe:\n%s"
+                           % (script.relative_to(REPO_ROOT), what, result.returncode, result.stdout.strip()))
+
+
+def apply_os_recipe(root, arch, node_os):
+    """The OS recipe on top of the customized base root; moves its package repository to the cache."""
+    recipe = NODE_OSES[node_os]["recipe"]
+    run(["cp", "-a", "--no-preserve=ownership", "--remove-destination", str(recipe / "rootfs") + "/.", root])
+    staged = Path(root) / "var" / "tmp" / "sandbox-recipe"
+    staged.mkdir(parents=True)
+    for path in recipe.iterdir():
+        if path.is_file():
+            shutil.copy2(str(path), str(staged / path.name))
+    run_customize(root, recipe / "customize.sh", "%s %s" % (node_os, arch))
+    repository = package_repository_dir(arch, node_os)
+    if repository is None:
+        return
+    built = Path(root) / NODE_OSES[node_os]["repository"]["built_at"]
+    if not (built / "repodata" / "repomd.xml").exists():
+        raise SandboxError("%s/customize.sh left no package repository at /%s; fix the recipe"
+                           % (recipe.relative_to(REPO_ROOT), NODE_OSES[node_os]["repository"]["built_at"]))
+    partial = repository.with_name(repository.name + ".partial")
+    shutil.rmtree(str(partial), ignore_errors=True)
+    shutil.move(str(built), str(partial))
+    shutil.rmtree(str(repository), ignore_errors=True)
+    os.replace(str(partial), str(repository))
+    log("package repository of the %s image: %s" % (node_os, repository))
+
+
+def build_image_locked(arch, name, node_os=None):
     started = time.monotonic()
-    tarball = build_base_rootfs(arch)
+    tarball = build_base_rootfs(arch, node_os)
     with tempfile.TemporaryDirectory(dir=str(ROOTFS_CACHE_DIR), prefix="image-") as work:
         root = Path(work) / "root"
         root.mkdir()
         run(["tar", "--numeric-owner", "--xattrs", "-C", root, "-xpf", tarball])
         overlay = IMAGE_RECIPE_DIR / "rootfs"
         run(["cp", "-a", "--no-preserve=ownership", str(overlay) + "/.", root])
-        with open(str(IMAGE_RECIPE_DIR / "customize.sh")) as script:
-            result = subprocess.run(["chroot", str(root), "/bin/sh", "-s"], stdin=script, env=COMMAND_ENV, check=False,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-        if result.returncode != 0:
-            raise SandboxError("sandbox/image/customize.sh failed in the %s image (exit %d); fix the "
-                               "recipe:\n%s" % (arch, result.returncode, result.stdout.strip()))
+        run_customize(root, IMAGE_RECIPE_DIR / "customize.sh", arch)
+        if node_os is not None:
+            apply_os_recipe(root, arch, node_os)
         tar = subprocess.Popen(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-c", "."],
                                stdout=subprocess.PIPE, env=COMMAND_ENV)
         importer = subprocess.run(
             [str(PODMAN_WRAPPER), "import", "--arch", ARCHITECTURES[arch]["oci"],
              "--change", "CMD=/sbin/init", "--change", "STOPSIGNAL=SIGRTMIN+3",
-             "--change", "LABEL=%s.recipe=%s" % (LABEL_PREFIX, image_hash(arch)),
-             "--message", "npu.ascend sandbox node (%s)" % arch, "-", name],
+             "--change", "LABEL=%s.recipe=%s" % (LABEL_PREFIX, image_hash(arch, node_os)),
+             "--message", "npu.ascend sandbox node (%s%s)" % (arch, ", " + node_os if node_os else ""), "-", name],
             stdin=tar.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
             env=COMMAND_ENV, check=False)
         tar.stdout.close()
@@ -333,14 +419,14 @@ def build_image_locked(arch, name):
         if importer.returncode != 0 or tar.returncode != 0:
             raise SandboxError("podman import of %s failed: %s" % (name, importer.stderr.strip()))
     log("image %s built in %.0f s" % (name, time.monotonic() - started))
-    remove_superseded_images(arch, name)
+    remove_superseded_images(arch, name, node_os)
     return name
 
 
-def remove_superseded_images(arch, current):
+def remove_superseded_images(arch, current, node_os=None):
     """Drops node images of older recipes for arch; podman keeps those a container still uses."""
     listed = podman("images", "--format", "{{.Repository}}:{{.Tag}}", "--filter",
-                    "reference=%s" % IMAGE_REPOSITORY, check=False).stdout.split()
+                    "reference=%s" % image_repository(node_os), check=False).stdout.split()
     for name in listed:
         if name == current:
             continue
@@ -349,6 +435,11 @@ def remove_superseded_images(arch, current):
             continue
         if podman("rmi", name, check=False).returncode == 0:
             log("removed superseded image %s" % name)
+            # No node runs that image any more, so none mounts its package repository.
+            if package_repository_dir(arch, node_os) is not None:
+                old_hash = name.rsplit(":", 1)[1]
+                shutil.rmtree(str(ROOTFS_CACHE_DIR / ("repository-%s-%s-%s" % (node_os, old_hash, arch))),
+                              ignore_errors=True)
         else:
             log("kept superseded image %s: a node still uses it (`fleet.py up --recreate` moves it on)" % name)
 
@@ -382,7 +473,7 @@ class NodeSpec:
     """One simulated server: its product, chips and initial faults."""
 
     def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
-                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None):
+                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None):
         if product not in PRODUCTS:
             raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
                                "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
@@ -407,6 +498,8 @@ class NodeSpec:
             raise SandboxError("%s: unknown sandbox_arch %r; use one of %s"
                                % (name, arch, ", ".join(sorted(ARCHITECTURES))))
         self.arch = arch
+        check_node_os(node_os, name)
+        self.node_os = node_os
         self.unhealthy_chips = [list(entry) for entry in unhealthy_chips or ()]
         self.faults = dict(faults or {})
 
@@ -419,7 +512,8 @@ class NodeSpec:
         return cls(name, host_vars["sandbox_product"], host_vars.get("sandbox_chip_name"),
                    host_vars.get("sandbox_npu_count"), host_vars.get("sandbox_chips_per_npu"),
                    host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
-                   host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"))
+                   host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"),
+                   host_vars.get("sandbox_os"))
 
     @property
     def state_dir(self):
@@ -454,7 +548,7 @@ class NodeSpec:
             "chip_name": self.chip_name,
             "pci_device": model["pci_device"],
             "pci_revision": model["revision"],
-            "subsystem_vendor": HUAWEI_PCI_VENDOR,
+            "subsystem_vendor": model["subsystem_vendor"],
             "subsystem_device": model["subsystem_device"],
             "arch": self.arch,
             **({"cpu": ARCHITECTURES[self.arch]["cpu"]["model"]} if ARCHITECTURES[self.arch]["cpu"] else {}),
@@ -499,6 +593,8 @@ def write_fake_sysfs(spec, sysfs_dir):
                     int(hardware["subsystem_device"], 16), 0x12, 0x00, 0x00),
                 "numa_node": "-1",
                 "enable": "1",
+                # `lspci -v` reads it (the subsystem line then shows, e.g. [0200:0110] on a Duo).
+                "irq": "0",
             }
             for attribute, value in attributes.items():
                 (function_dir / attribute).write_text(value + "\n")
@@ -690,7 +786,7 @@ class Fleet:
 
     def up_node(self, spec, recreate=False):
         check_arch(spec.arch, spec.name)
-        image = build_image(spec.arch)
+        image = build_image(spec.arch, spec.node_os)
         fingerprint = spec.hardware_fingerprint()
         current = self.inspect(spec.name)
         if current is not None:
@@ -730,6 +826,11 @@ class Fleet:
         cpuinfo = spec.state_dir / "cpuinfo"
         # runc allows this one file of /proc to be mounted over (as LXCFS does).
         cpuinfo_volume = ["--volume", "%s:/proc/cpuinfo:ro" % cpuinfo] if cpuinfo.exists() else []
+        repository = package_repository_dir(spec.arch, spec.node_os)
+        repository_mount = []
+        if repository is not None:
+            target = NODE_OSES[spec.node_os]["repository"]["mount_at"] % spec.arch
+            repository_mount = ["--volume", "%s:%s:ro" % (repository, target)]
         podman("run", "--detach", "--name", spec.name, "--hostname", spec.name,
                "--privileged", "--systemd=always", "--restart=always",
                "--arch", ARCHITECTURES[spec.arch]["oci"],
@@ -739,6 +840,7 @@ class Fleet:
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
                *cpuinfo_volume,
+               *repository_mount,
                *[argument for target in AUTHORIZED_KEYS_FILES
                  for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],
                image, "/sbin/init")
@@ -1065,6 +1167,8 @@ def main(argv=None):
 
     image = commands.add_parser("image", help="build the node image if it is missing")
     image.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
+    image.add_argument("--os", dest="node_os", choices=sorted(NODE_OSES),
+                       help="the OS the node presents (default: the base image of sandbox/image/)")
     image.add_argument("--print-name", action="store_true", help="only print the image name for this recipe")
 
     up = commands.add_parser("up", help="start the inventory's nodes (idempotent)")
@@ -1105,9 +1209,9 @@ def main(argv=None):
     try:
         if args.command == "image":
             if args.print_name:
-                print(image_name(args.arch))
+                print(image_name(args.arch, args.node_os))
             else:
-                print(build_image(args.arch))
+                print(build_image(args.arch, args.node_os))
             return 0
         if args.command == "enable-foreign-arch":
             enable_foreign_arch()

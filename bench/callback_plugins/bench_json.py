@@ -70,6 +70,8 @@ class CallbackModule(CallbackBase):
                 'name': task.get_name(),
                 'role': role,
                 'action': task.action,
+                # Delegated to the controller: no round trip to the node.
+                'delegated_to_controller': task.delegate_to in ('localhost', '127.0.0.1'),
                 'hosts': {},
             }
             self.order.append(uuid)

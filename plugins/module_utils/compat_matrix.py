@@ -31,6 +31,8 @@ A2_INFERENCE = 'Ascend documentation: Atlas A2 inference products, minimum CANN 
 TORCH_NPU = 'Ascend/pytorch (torch_npu) README: version table'
 MINDSPORE = 'MindSpore installation guide: version dependencies'
 MINDCLUSTER = 'MindCluster documentation: version compatibility'
+# https://www.hiascend.com/document/detail/en/canncommercial/850/releasenote/releasenote_0000.html
+CANN_850_RELEASE_NOTES = 'Ascend CANN 8.5.0 release notes: mapping between CANN and driver versions'
 DUO_OS = 'Ascend documentation: Atlas 300I Duo OS support (Ubuntu 22.04, openEuler 22.03)'
 A2_OS = 'Ascend documentation: Atlas 800I A2 OS support (openEuler 24.03 SP1)'
 
@@ -53,11 +55,13 @@ COMPAT_MATRIX = [
     {'source': DOWNLOAD_TABLE, 'chip_families': ['910b', '310p'],
      'cann': '6.3.RC1', 'driver': '23.0.rc1.x', 'firmware': '>=6.3.0.1.241'},
 
+    # CANN 8.5.0 -> Ascend HDK, Huawei's own table in the 8.5.0 release notes.
+    {'source': CANN_850_RELEASE_NOTES, 'cann': '8.5.0.x', 'driver': ['25.5.x', '25.3.x', '25.2.x', '25.0.x']},
+
     # Other CANN -> driver pairings.
     {'source': RELEASE_PAIRINGS, 'cann': '8.0.0', 'driver': ['24.1.0.x', '24.1.rc3.x']},
     {'source': RELEASE_PAIRINGS, 'cann': '8.1.RC1', 'driver': '25.0.rc1.x'},
     {'source': RELEASE_PAIRINGS, 'cann': '8.2.RC1', 'driver': '25.2.0.x'},
-    {'source': RELEASE_PAIRINGS, 'cann': '8.5.0.x', 'driver': ['25.3.x', '25.5.x']},
     {'source': RELEASE_PAIRINGS, 'cann': '9.0.0.x', 'driver': ['25.5.x', '26.0.x']},
     {'source': RELEASE_PAIRINGS, 'cann': '9.1.0.x', 'driver': '26.1.0.x'},
 

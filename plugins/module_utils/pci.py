@@ -29,12 +29,15 @@ DEVICE_FAMILIES = {
     'd806': 'A5',
 }
 
-# (device id, subsystem device id) -> product, where Huawei documents it.
+# (device id, subsystem device id) -> product, where Huawei documents it. The subsystem *vendor*
+# is left out on purpose: it differs by family (0x19e5 on d802 cards, 0x0200 on d500 cards in
+# Huawei's deployer's table), so keying on it would lose products (docs/development.md, "PCI ids").
 PRODUCTS = {
     ('d802', '3002'): 'Atlas 800I A2',
     ('d802', '3004'): 'Atlas 800I A2',
     ('d802', '3005'): 'Atlas 800I A2',
     ('d802', '6000'): 'Atlas 300T A2',
+    ('d500', '0100'): 'Atlas 300I Pro',
     ('d500', '0110'): 'Atlas 300I Duo',
 }
 

@@ -184,6 +184,17 @@ def _read_toolkit(install_path, arch):
     return found[-1]
 
 
+def _in_opp_kernel_tree(component, install_path, home):
+    """True when ``home`` (a resolved version directory) is where ``component`` installs: kernels
+    in ``<ip>/ascend-toolkit/<ver>``, ops in ``<ip>/cann-<ver>``. CANN 8.5 keeps the historical
+    ascend-toolkit paths working (its release notes), so the cann tree can also be reached through
+    ``ascend-toolkit/latest``; what is found there is still the ops package."""
+    parent, name = os.path.split(home)
+    if component == 'kernels':
+        return parent == os.path.realpath(os.path.join(install_path, 'ascend-toolkit'))
+    return parent == os.path.realpath(install_path) and name.startswith('cann-')
+
+
 def _read_opp_kernel(component, install_path):
     """Kernels live in the toolkit tree (<= 8.3), ops in the cann tree (>= 8.5)."""
     if component == 'kernels':
@@ -198,7 +209,7 @@ def _read_opp_kernel(component, install_path):
     entries = []
     for version_file in candidates:
         home = os.path.realpath(os.path.dirname(os.path.dirname(version_file)))
-        if home in seen_homes:
+        if home in seen_homes or not _in_opp_kernel_tree(component, install_path, home):
             continue
         seen_homes.add(home)
         parsed = _parse_file(version_files.parse_opp_kernel_version_info, version_file)

@@ -167,6 +167,23 @@ def _write_durably(directory, prefix, data):
     return temporary
 
 
+def _replace_durably(path, data, move=os.rename):
+    """Put ``data`` at ``path`` through a unique temporary file in its directory, file and directory fsynced.
+
+    ``move`` renames the temporary file over ``path``; the temporary file never outlives a failure.
+    Raises OSError/IOError.
+    """
+    directory = os.path.dirname(path) or '.'
+    # mkstemp: a unique name (two writers never share a temporary file), mode 0600.
+    temporary = _write_durably(directory, '.' + os.path.basename(path) + '.', data)
+    try:
+        move(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    _fsync_directory(directory)
+
+
 def write_config_atomically(module, path, text, new_file_mode=None):
     """Replace path with text (durably: file and directory fsynced); a file created here gets new_file_mode.
 
@@ -175,14 +192,8 @@ def write_config_atomically(module, path, text, new_file_mode=None):
     directory = os.path.dirname(path) or '.'
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
-    temporary = _write_durably(directory, '.' + os.path.basename(path) + '.', text.encode('utf-8'))
-    try:
-        # atomic_move keeps an existing file's mode, owner and SELinux context.
-        module.atomic_move(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    _fsync_directory(directory)
+    # atomic_move keeps an existing file's mode, owner and SELinux context.
+    _replace_durably(path, text.encode('utf-8'), module.atomic_move)
     if new_file_mode is not None:
         module.set_mode_if_different(path, new_file_mode, False)
 
@@ -247,14 +258,7 @@ def save_records(record_path, records, config_path=None):
         return
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
-    # mkstemp: a unique name (two writers never share a temporary file), mode 0600.
-    temporary = _write_durably(directory, '.' + os.path.basename(record_path) + '.', _record_bytes(records, config_path))
-    try:
-        os.rename(temporary, record_path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    _fsync_directory(directory)
+    _replace_durably(record_path, _record_bytes(records, config_path))
 
 
 def _raw_record(record_path):
@@ -272,8 +276,7 @@ def _put_back_record(record_path, raw):
             if os.path.lexists(record_path):
                 os.unlink(record_path)
             return
-        temporary = _write_durably(os.path.dirname(record_path) or '.', '.' + os.path.basename(record_path) + '.', raw)
-        os.rename(temporary, record_path)
+        _replace_durably(record_path, raw)
     except (IOError, OSError):
         pass
 

@@ -5,6 +5,21 @@ set -eu
 
 systemctl enable ascend-sandbox-boot.service ascend-sandbox-faults.path containerd.service
 
+# The node presents itself as Ubuntu 22.04, an OS on Huawei's support lists and the closest to the
+# Debian packages inside (Huawei's tools refuse Debian 12). These are the files Ansible's
+# distribution facts, Huawei's installers and deployer read (docs/development.md, "OS identity").
+# dpkg-divert keeps a later base-files upgrade from putting Debian's back.
+identity=/usr/local/share/ascend-sandbox/os-identity
+for path in /usr/lib/os-release /etc/debian_version /etc/issue /etc/issue.net; do
+    dpkg-divert --quiet --local --rename --divert "$path.debian" --add "$path"
+done
+install -m 0644 "$identity/os-release" /usr/lib/os-release
+ln -sf ../usr/lib/os-release /etc/os-release
+install -m 0644 "$identity/lsb-release" /etc/lsb-release
+for name in debian_version issue issue.net; do
+    install -m 0644 "$identity/$name" "/etc/$name"
+done
+
 # Background apt runs would hold the dpkg lock while a playbook installs packages.
 systemctl mask apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upgrade.service
 # A privileged node shares the host's kernel: these would rewrite host-wide settings at every

@@ -3,8 +3,8 @@
     python3 sandbox/packages/build.py --component driver --chip 910b --version 25.0.rc1.1 \\
         --arch x86_64 --out .cache/sandbox/packages
 
-prints the path of the archive it wrote. The archive is named exactly like Huawei's (the
-collection's own plugins/module_utils/ascend_package.py gives the name), is made by Debian's
+prints the path of the archive it wrote. The archive is named exactly like Huawei's (from the
+facts reference's package table, never from the collection's code), is made by Debian's
 makeself with a SHA256 checksum, and runs the simulated installer in payload/ (see
 sandbox/README.md, "Fake packages"). Builds are reproducible: the same arguments give the same
 bytes.
@@ -23,33 +23,50 @@ import tempfile
 
 PACKAGES_DIR = os.path.dirname(os.path.abspath(__file__))
 PAYLOAD_DIR = os.path.join(PACKAGES_DIR, "payload")
-REPO_ROOT = os.path.dirname(os.path.dirname(PACKAGES_DIR))
-MODULE_UTILS = os.path.join(REPO_ROOT, "plugins", "module_utils")
 MAKESELF_HEADER = "/usr/share/makeself/makeself-header.sh"
 COMPONENTS = ("driver", "firmware", "toolkit", "kernels", "ops", "nnal", "docker-runtime")
 HDK_COMPONENTS = ("driver", "firmware")
 # A fixed packaging date keeps the archive bytes independent of when it was built.
 PACKAGING_DATE = "Thu Jan  1 00:00:00 UTC 2026"
+# How long Huawei's own installer takes on a real server, in seconds; each archive carries its
+# component's figure (package.json huawei_install_seconds) and an install lasts that long times the
+# install_time_scale fault (make bench sets it; without it, --install-seconds, default 0, applies).
+# Sources and the judgements among them: docs/benchmarks.md, "Installer durations".
+HUAWEI_INSTALL_SECONDS = {"driver": 300, "firmware": 300, "toolkit": 480, "kernels": 80, "ops": 80,
+                          "nnal": 60, "docker-runtime": 60}
 
 
-def load_module_utils(name):
-    """Imports a collection module_utils file by path, as Ansible would ship it."""
-    qualified = "ansible_collections.npu.ascend.plugins.module_utils." + name
-    if qualified in sys.modules:
-        return sys.modules[qualified]
-    if name != "ascend_version":
-        # The other module_utils import it under its Ansible name.
-        load_module_utils("ascend_version")
-    spec = importlib.util.spec_from_file_location(qualified, os.path.join(MODULE_UTILS, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[qualified] = module
-    spec.loader.exec_module(module)
-    return module
+# ==========================================================================================
+# File names, from the package table of the facts reference (section 1), not from the
+# collection: the sandbox must not share the naming code it is there to test.
+# ==========================================================================================
+
+# x86 is spelled x86-64 in driver names and x86_64 everywhere else.
+DRIVER_ARCH_SPELLING = {"x86_64": "x86-64", "aarch64": "aarch64"}
+# Up to this release the kernels packages carry no architecture: ..._linux.run.
+LAST_KERNELS_WITHOUT_ARCH = "8.0.RC2"
 
 
 def package_file_name(component, chip, version, arch, soc):
-    naming = load_module_utils("ascend_package")
-    return naming.package_file_name(component, chip, version, arch, soc=soc)
+    """The name Huawei gives the package; chip and arch are None where the name carries none."""
+    soc_suffix = "-soc" if soc else ""
+    if soc and (component not in HDK_COMPONENTS or chip != "310b"):
+        raise SystemExit("build.py: only 310b driver and firmware packages come as -soc variants")
+    if component == "firmware":
+        return "Ascend-hdk-%s-npu-firmware%s_%s.run" % (chip, soc_suffix, version)
+    if component == "driver":
+        return "Ascend-hdk-%s-npu-driver%s_%s_linux-%s.run" % (chip, soc_suffix, version, DRIVER_ARCH_SPELLING[arch])
+    if component == "kernels":
+        if chip == "A3":
+            return "Atlas-A3-cann-kernels_%s_linux-%s.run" % (version, arch)
+        if version_key(version) <= version_key(LAST_KERNELS_WITHOUT_ARCH):
+            return "Ascend-cann-kernels-%s_%s_linux.run" % (chip, version)
+        return "Ascend-cann-kernels-%s_%s_linux-%s.run" % (chip, version, arch)
+    if component == "ops":
+        return "Ascend-cann-%s-ops_%s_linux-%s.run" % (chip, version, arch)
+    if component == "docker-runtime":
+        return "Ascend-docker-runtime_%s_linux-%s.run" % (version, arch)
+    return "Ascend-cann-%s_%s_linux-%s.run" % (component, version, arch)
 
 
 def version_key(text):
@@ -230,13 +247,47 @@ def set_env_script(component, version):
         return ("# Environment of the simulated NNAL/ATB %s (ascend-sandbox)\n"
                 "export ATB_HOME_PATH=@INSTALL_PATH@/nnal/atb/latest/atb\n"
                 "export LD_LIBRARY_PATH=$ATB_HOME_PATH/lib:$LD_LIBRARY_PATH\n" % version)
-    home = "@INSTALL_PATH@/cann" if version_key(version) >= version_key("8.5.0") else "@INSTALL_PATH@/ascend-toolkit/latest"
+    # The variables and paths of Huawei's toolkit set_env.sh (docs/development.md, "set_env.sh and
+    # import acl"): 8.2 points ASCEND_TOOLKIT_HOME at ascend-toolkit/latest, 8.5+ at cann-<version>.
+    if version_key(version) >= version_key("8.5.0"):
+        home = "@INSTALL_PATH@/cann-%s" % version
+    else:
+        home = "@INSTALL_PATH@/ascend-toolkit/latest"
     return ("# Environment of the simulated CANN toolkit %s (ascend-sandbox)\n"
             "export ASCEND_TOOLKIT_HOME=%s\n"
-            "export ASCEND_HOME_PATH=$ASCEND_TOOLKIT_HOME\n"
-            "export LD_LIBRARY_PATH=$ASCEND_TOOLKIT_HOME/lib64:/usr/local/Ascend/driver/lib64/common:"
-            "/usr/local/Ascend/driver/lib64/driver:$LD_LIBRARY_PATH\n"
-            "export PATH=$ASCEND_TOOLKIT_HOME/bin:$PATH\n" % (version, home))
+            "export LD_LIBRARY_PATH=${ASCEND_TOOLKIT_HOME}/lib64:${ASCEND_TOOLKIT_HOME}/lib64/plugin/opskernel:"
+            "${ASCEND_TOOLKIT_HOME}/lib64/plugin/nnengine:"
+            "${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe/op_tiling/lib/linux/$(arch):$LD_LIBRARY_PATH\n"
+            # unverified: whether set_env.sh itself adds the driver's libraries (Huawei's guides add them
+            # to the login profile); without them `import acl` cannot find libascend_hal.so.
+            "export LD_LIBRARY_PATH=@INSTALL_PATH@/driver/lib64/common:@INSTALL_PATH@/driver/lib64/driver:"
+            "$LD_LIBRARY_PATH\n"
+            "export PYTHONPATH=${ASCEND_TOOLKIT_HOME}/python/site-packages:"
+            "${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe:$PYTHONPATH\n"
+            "export PATH=${ASCEND_TOOLKIT_HOME}/bin:${ASCEND_TOOLKIT_HOME}/compiler/ccec_compiler/bin:$PATH\n"
+            "export ASCEND_AICPU_PATH=${ASCEND_TOOLKIT_HOME}\n"
+            "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n"
+            "export TOOLCHAIN_HOME=${ASCEND_TOOLKIT_HOME}/toolkit\n"
+            "export ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n" % (version, home))
+
+
+# The toolkit's Python binding (pyACL). The real one is a C extension that loads libascendcl.so,
+# which needs the driver's libascend_hal.so: this stand-in looks both up on LD_LIBRARY_PATH the way
+# the dynamic loader would and fails with the loader's message when one is missing.
+ACL_MODULE = '''"""Simulated pyACL of CANN %s (ascend-sandbox): importable only where the real one would load."""
+import os
+
+
+def _find(library):
+    for directory in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if directory and os.path.isfile(os.path.join(directory, library)):
+            return os.path.join(directory, library)
+    raise ImportError("%%s: cannot open shared object file: No such file or directory" %% library)
+
+
+_LIBRARIES = [_find("libascendcl.so"), _find("libascend_hal.so")]
+__version__ = "%s"
+'''
 
 
 EULA_TEXT = ("This simulated package stands in for Huawei's CANN in the npu.ascend sandbox;\n"
@@ -255,7 +306,7 @@ def payload_files(component, version, arch):
     if component == "toolkit":
         return {"ascend_toolkit_install.info": toolkit_install_info(version, arch),
                 "version.cfg": toolkit_version_cfg(version), "set_env.sh": set_env_script(component, version),
-                "eula.txt": EULA_TEXT}
+                "acl.py": ACL_MODULE % (version, version), "eula.txt": EULA_TEXT}
     if component in ("kernels", "ops"):
         return {"opp_kernel_version.info": opp_kernel_version_info(version), "eula.txt": EULA_TEXT}
     if component == "nnal":
@@ -375,7 +426,8 @@ def build(component, chip, version, arch, soc, out_dir, install_seconds=0.0):
     name_arch = None if component == "firmware" else arch
     filename = package_file_name(component, name_chip, version, name_arch, soc)
     package = {"component": component, "chip": chip, "version": version, "arch": arch, "soc": bool(soc),
-               "filename": filename, "install_seconds": float(install_seconds)}
+               "filename": filename, "install_seconds": float(install_seconds),
+               "huawei_install_seconds": HUAWEI_INSTALL_SECONDS[component]}
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="npu-ascend-build-") as work:
         stage_name = "ascend-%s-%s" % (component, version)

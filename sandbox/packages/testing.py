@@ -35,11 +35,6 @@ def load_npu_smi():
     return load_by_path("npu_ascend_fake_npu_smi", os.path.join(PAYLOAD_DIR, "npu_smi.py"))
 
 
-def load_module_utils(name):
-    """A collection module_utils file, imported under its Ansible name."""
-    return load_builder().load_module_utils(name)
-
-
 def terminal_text(text):
     """Output as a terminal shows it: makeself draws its progress with backspaces."""
     lines = []

@@ -53,8 +53,8 @@ def test_a_node_of_the_host_architecture_reads_the_host_cpuinfo():
 
 
 def test_only_the_aarch64_image_adds_busybox_for_its_probe_image():
-    x86_64 = fleet.base_rootfs_packages("x86_64")
-    aarch64 = fleet.base_rootfs_packages("aarch64")
+    x86_64 = fleet.base_rootfs_packages(arch="x86_64")
+    aarch64 = fleet.base_rootfs_packages(arch="aarch64")
     assert "busybox-static" not in x86_64
     assert aarch64 == x86_64 + ["busybox-static"]
     assert fleet.base_rootfs_hash("x86_64") != fleet.base_rootfs_hash("aarch64")

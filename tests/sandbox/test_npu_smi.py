@@ -11,10 +11,11 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 
 npu_smi = testing.load_npu_smi()
-parser = testing.load_module_utils("npu_smi")
-version_files = testing.load_module_utils("version_files")
+parser = collection_code.load_module_utils("npu_smi")
+version_files = collection_code.load_module_utils("version_files")
 
 INFO_SAMPLES = [
     ("910B4_25.0.rc1.1_info.txt", "910b"),

@@ -3,6 +3,7 @@
 They run the archives on the host only for what cannot touch it: ``--version`` (the installer
 refuses anything else outside a sandbox node) and makeself's own ``--check``.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -13,12 +14,13 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("makeself") is None, reason="makeself is not installed (make deps)")
 
 builder = testing.load_builder()
-version_files = testing.load_module_utils("version_files")
-ascend_package = testing.load_module_utils("ascend_package")
+version_files = collection_code.load_module_utils("version_files")
+ascend_package = collection_code.load_module_utils("ascend_package")
 
 # (component, chip, version, arch, soc) -> the name Huawei gives that package (facts reference section 1)
 REAL_NAMES = [
@@ -197,3 +199,39 @@ def test_extract_and_list_are_makeselfs_own(tmp_path):
     assert "./installer.py" in listing.stdout
     info = run_archive(path, "--info", home=tmp_path)
     assert "Identification: ASCEND DRIVER RUN PACKAGE" in info.stdout
+
+
+def load_payload_sim():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_test_ascend_sim", os.path.join(builder.PAYLOAD_DIR, "ascend_sim.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_archive_carries_huaweis_install_duration(tmp_path):
+    assert set(builder.HUAWEI_INSTALL_SECONDS) == set(builder.COMPONENTS)
+    path = build(tmp_path, "toolkit", None, "8.2.RC1")
+    target = tmp_path / "extracted"
+    assert run_archive(path, "--extract=%s" % target, home=tmp_path).returncode == 0
+    package = json.loads((target / "package.json").read_text())
+    assert package["huawei_install_seconds"] == builder.HUAWEI_INSTALL_SECONDS["toolkit"]
+    assert package["install_seconds"] == 0.0
+
+
+@pytest.mark.parametrize("faults, expected", [
+    ({}, 2.0),                                                    # the archive's --install-seconds
+    ({"install_time_scale": 0.5}, 240.0),                         # half of Huawei's 480 s
+    ({"install_time_scale": 0}, 0.0),                             # a scale of 0 is honoured, not "unset"
+    ({"install_seconds": 7, "install_time_scale": 0.5}, 7.0),     # the flat fault wins over the scale
+    ({"install_seconds": 0, "install_time_scale": 0.5}, 0.0),
+])
+def test_install_duration_precedence(faults, expected):
+    sim = load_payload_sim()
+    package = {"component": "toolkit", "install_seconds": 2.0, "huawei_install_seconds": 480}
+    assert sim.Faults("toolkit", data=faults).install_seconds(package) == expected
+
+
+def test_an_archive_built_before_the_table_lasts_zero_under_a_scale():
+    sim = load_payload_sim()
+    assert sim.Faults("driver", data={"install_time_scale": 1}).install_seconds({"install_seconds": 0}) == 0.0

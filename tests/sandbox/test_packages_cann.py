@@ -11,9 +11,10 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
-from testing import TOOLKIT, ARM_TOOLKIT, TOOLKIT_85, KERNELS, OPS, NNAL  # noqa: E402
+import collection_code  # noqa: E402
+from testing import DRIVER, TOOLKIT, ARM_TOOLKIT, TOOLKIT_85, KERNELS, OPS, NNAL  # noqa: E402
 
-version_files = testing.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("version_files")
 
 INSTALL = ("--nox11", "--install", "--quiet", "--install-for-all")
 CANN_PREFIX = re.compile(r"^\[(Toolkit|kernels_910b|ops_910b|NNAL)\] \[\d{8}-\d\d:\d\d:\d\d\] (?=\[(INFO|WARNING|ERROR)\] )")
@@ -94,7 +95,7 @@ def test_ops_need_a_toolkit_of_8_5_or_later(node):
     testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
     run = testing.run_package(node, OPS, *INSTALL, expect=1)
     assert "8.5.0" in run.lines[-1] and "[ERROR]" in run.lines[-1]
-    run = testing.run_package(node, TOOLKIT_85, *INSTALL, expect=0)
+    run = testing.run_package(node, TOOLKIT_85, "--nox11", "--upgrade", "--quiet", expect=0)
     assert '"source /usr/local/Ascend/cann/set_env.sh"' in run.stdout
     assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
     info = version_files.parse_toolkit_install_info(
@@ -106,6 +107,27 @@ def test_ops_need_a_toolkit_of_8_5_or_later(node):
     ops_info = version_files.parse_opp_kernel_version_info(
         testing.read_node_file(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info"))
     assert ops_info["version"] == "8.5.0"
+
+
+def test_upgrade_to_8_5_moves_to_the_cann_tree_and_takes_the_old_kernels_with_it(node):
+    # Huawei's CANN 8.5.0 installation and upgrade guides (docs/cann-8.5.md): from an earlier
+    # release, --upgrade (or uninstall first); kernels installed with a toolkit go when it is upgraded.
+    for package in (TOOLKIT, KERNELS):
+        testing.run_package(node, package, *INSTALL, expect=0)
+    run = testing.run_package(node, TOOLKIT_85, *INSTALL, expect=1)
+    assert "[ERROR]" in run.lines[-1] and "--upgrade" in run.lines[-1] and "8.2.RC1" in run.lines[-1]
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0")
+    assert testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit/8.2.RC1/opp_kernel/version.info")
+
+    run = testing.run_package(node, TOOLKIT_85, "--nox11", "--upgrade", "--quiet", expect=0)
+    assert any("8.2.RC1" in line and "--install" in line for line in run.lines if "[INFO]" in line)
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit")
+    assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
+    sourced = node.exec(["bash", "-c", "source /usr/local/Ascend/cann/set_env.sh && echo $ASCEND_TOOLKIT_HOME"])
+    assert sourced.stdout.strip() == "/usr/local/Ascend/cann"
+    assert not testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel")
+    testing.run_package(node, OPS, *INSTALL, expect=0)
+    assert testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info")
 
 
 def test_nnal_needs_the_toolkit_and_writes_its_version_file(node):
@@ -143,14 +165,77 @@ def test_killed_toolkit_install_leaves_no_version_file(node):
     assert testing.node_path_exists(node, TOOLKIT_INFO)
 
 
-def test_uninstall_scripts_remove_everything(node):
-    for package in (TOOLKIT, KERNELS, NNAL, TOOLKIT_85, OPS):
+@pytest.mark.parametrize("packages, scripts", [
+    ((TOOLKIT, KERNELS, NNAL), ("/usr/local/Ascend/nnal/atb/latest/script/uninstall.sh",
+                                "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/script/uninstall.sh")),
+    ((TOOLKIT_85, OPS), ("/usr/local/Ascend/cann-8.5.0/x86_64-linux/script/uninstall.sh",)),
+])
+def test_uninstall_scripts_remove_everything(node, packages, scripts):
+    for package in packages:
         testing.run_package(node, package, *INSTALL, expect=0)
-    testing.run_package(node, OPS, "--nox11", "--uninstall", "--quiet", expect=0)
-    testing.run_package(node, KERNELS, "--nox11", "--uninstall", "--quiet", expect=0)
-    for script in ("/usr/local/Ascend/nnal/atb/latest/script/uninstall.sh",
-                   "/usr/local/Ascend/ascend-toolkit/8.2.RC1/x86_64-linux/script/uninstall.sh",
-                   "/usr/local/Ascend/cann-8.5.0/x86_64-linux/script/uninstall.sh"):
+    testing.run_package(node, packages[1], "--nox11", "--uninstall", "--quiet", expect=0)
+    for script in scripts:
         result = node.exec([script])
         assert "uninstall success" in result.stdout
     assert not testing.node_path_exists(node, "/usr/local/Ascend")
+
+
+ENVIRONMENT = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_AICPU_PATH", "ASCEND_OPP_PATH", "TOOLCHAIN_HOME",
+               "PYTHONPATH")
+
+
+def sourced_environment(node, set_env):
+    script = "source %s && for v in %s; do echo \"$v=${!v}\"; done" % (set_env, " ".join(ENVIRONMENT))
+    lines = node.exec(["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c", script]).stdout.splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def import_acl(node, set_env, user=None):
+    argv = ["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c", "source %s && python3 -c 'import acl'" % set_env]
+    if user is not None:
+        argv = ["setpriv", "--reuid=" + user[0], "--regid=" + user[1], "--clear-groups"] + argv
+    return node.exec(argv, check=False)
+
+
+@pytest.mark.parametrize("package, set_env, home", [
+    (TOOLKIT, "/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/ascend-toolkit/latest"),
+    (TOOLKIT_85, "/usr/local/Ascend/cann/set_env.sh", "/usr/local/Ascend/cann-8.5.0"),
+])
+def test_set_env_sets_huaweis_variables_and_acl_imports_once_the_driver_is_there(node, package, set_env, home):
+    testing.run_package(node, package, *INSTALL, expect=0)
+    assert sourced_environment(node, set_env) == {
+        "ASCEND_TOOLKIT_HOME": home, "ASCEND_HOME_PATH": home, "ASCEND_AICPU_PATH": home,
+        "ASCEND_OPP_PATH": home + "/opp", "TOOLCHAIN_HOME": home + "/toolkit",
+        "PYTHONPATH": "%s/python/site-packages:%s/opp/built-in/op_impl/ai_core/tbe:" % (home, home)}
+    for path in ("/opp/built-in/op_impl/ai_core/tbe", "/toolkit", "/lib64/libascendcl.so"):
+        assert testing.node_path_exists(node, home + path)
+    # Without set_env.sh there is no acl; without the driver pyACL cannot load libascend_hal.so.
+    bare = node.exec(["env", "-i", "PATH=/usr/bin:/bin", "python3", "-c", "import acl"], check=False)
+    assert bare.returncode == 1 and "No module named 'acl'" in bare.stderr
+    no_driver = import_acl(node, set_env)
+    assert no_driver.returncode == 1
+    assert no_driver.stderr.strip().splitlines()[-1] == (
+        "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory")
+    testing.prepare_driver_prerequisites(node)
+    testing.run_package(node, DRIVER, "--nox11", "--full", "--quiet", "--install-for-all", expect=0)
+    assert import_acl(node, set_env).returncode == 0
+    assert import_acl(node, set_env, user=testing.UNPRIVILEGED).returncode == 0
+
+
+DEBIAN_12 = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n'
+
+
+def test_installers_refuse_a_system_off_huaweis_list_and_uninstall_still_works(node):
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    node.exec(["sh", "-c", "cp /usr/lib/os-release /tmp/os-release.kept && printf '%s' \"$0\" > /usr/lib/os-release",
+               DEBIAN_12])
+    try:
+        for package, args in ((TOOLKIT_85, INSTALL), (DRIVER, ("--nox11", "--full", "--quiet"))):
+            run = testing.run_package(node, package, *args, expect=1)
+            [refusal] = [line for line in run.lines if "[ERROR]" in line]
+            assert "The OS Debian_12_x86_64 is not supported by %s" % package in refusal
+        testing.run_package(node, TOOLKIT, "--nox11", "--uninstall", "--quiet", expect=0)
+        assert not testing.node_path_exists(node, TOOLKIT_INFO)
+    finally:
+        node.exec(["cp", "/tmp/os-release.kept", "/usr/lib/os-release"])
+    testing.run_package(node, TOOLKIT_85, *INSTALL, expect=0)

@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 from testing import DOCKER_RUNTIME, DOCKER_RUNTIME_EULA  # noqa: E402
 
 if sys.version_info >= (3, 11):
@@ -15,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the project runs Python 3.11
     tomllib = None
 
-version_files = testing.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("version_files")
 ROOT = "/usr/local/Ascend/Ascend-Docker-Runtime"
 RUNTIME = ROOT + "/ascend-docker-runtime"
 
@@ -91,3 +92,11 @@ def test_install_lasts_the_install_seconds_fault(node):
     assert time.monotonic() - started >= 3
     assert run.lines[-2] == "[INFO] ascend-docker-runtime install success"
     assert testing.node_path_exists(node, RUNTIME)
+
+
+def test_install_lasts_huaweis_duration_times_the_scale(node):
+    # make bench models each installer as Huawei's own duration (build.py's table) times a scale.
+    node.set_faults({"install_time_scale": 0.05})
+    started = time.monotonic()
+    testing.run_package(node, DOCKER_RUNTIME, "--install", expect=0)
+    assert time.monotonic() - started >= 0.05 * 60

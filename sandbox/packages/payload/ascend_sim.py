@@ -80,6 +80,50 @@ def version_at_least(version, minimum):
     return version_key(version) >= version_key(minimum)
 
 
+# --- operating system ---------------------------------------------------------------------
+# Huawei's packages support a list of systems (facts reference section 7); Huawei's deployer
+# names a node's system <Name>_<version>_<arch> from /etc/os-release ID and VERSION_ID
+# (/etc/debian_version on Debian). An empty version list accepts every version of that system.
+OS_RELEASE_FILE = "/etc/os-release"
+SUPPORTED_OS = {
+    "ubuntu": ("Ubuntu", ("18.04", "20.04", "22.04", "24.04")),
+    "openeuler": ("OpenEuler", ("20.03", "22.03", "24.03")),
+    "centos": ("CentOS", ("7",)),
+    "euleros": ("EulerOS", ("2.0",)),
+    "kylin": ("Kylin", ("V10", "V11")),
+    "uos": ("UOS", ("20",)),
+    "bclinux": ("BCLinux", ("21.10",)),
+    "ctyunos": ("CTyunOS", ()),
+    "debian": ("Debian", ("10",)),
+}
+
+
+def os_release(path=OS_RELEASE_FILE):
+    return dict((key, value.strip("\"'")) for key, value in read_key_values(path).items())
+
+
+def read_first_line(path):
+    try:
+        with open(path) as handle:
+            return handle.readline().strip()
+    except (IOError, OSError):
+        return ""
+
+
+def unsupported_os(arch, path=OS_RELEASE_FILE):
+    """The node's system as Huawei's deployer names it when it is not supported, else None."""
+    fields = os_release(path)
+    os_id = fields.get("ID", "").lower()
+    version = fields.get("VERSION_ID", "")
+    debian_version = read_first_line("/etc/debian_version") if os_id == "debian" else ""
+    if debian_version[:1].isdigit():
+        version = debian_version
+    name, versions = SUPPORTED_OS.get(os_id, (fields.get("NAME") or os_id or "unknown", None))
+    if versions is not None and (not versions or any(version == v or version.startswith(v + ".") for v in versions)):
+        return None
+    return "%s_%s_%s" % (name, version or "unknown", arch)
+
+
 def in_compat_ranges(version, ranges_text):
     """Huawei's ``[lo,hi],[lo,hi.]`` form; a trailing dot on hi means 'this prefix and below it'."""
     for low, high in re.findall(r"\[([^,\]]+),([^\]]+)\]", ranges_text or ""):
@@ -268,9 +312,17 @@ class Faults(object):
         codes = self.data.get("installer_exit_code") or {}
         return codes.get(self.component)
 
-    def install_seconds(self, default):
+    def install_seconds(self, package):
+        """How long this install lasts: the install_seconds fault (every installer alike), else the
+        install_time_scale fault times the duration of Huawei's own installer the archive carries
+        (huawei_install_seconds, from build.py's table), else the archive's --install-seconds."""
         value = self.data.get("install_seconds")
-        return float(default if value is None else value)
+        if value is not None:
+            return float(value)
+        scale = self.data.get("install_time_scale")
+        if scale is not None:
+            return float(scale) * float(package.get("huawei_install_seconds", 0))
+        return float(package.get("install_seconds", 0))
 
     def kill_now(self):
         # SIGKILL, like the OOM killer or a lost SSH session taking the installer down:

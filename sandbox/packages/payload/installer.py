@@ -72,6 +72,16 @@ def machine_arch():
     return platform.machine()
 
 
+def require_supported_os(console, package):
+    """Installs go only onto a system on Huawei's support list (facts reference section 7)."""
+    unsupported = ascend_sim.unsupported_os(machine_arch())
+    if unsupported:
+        # unverified wording: the rule and the <Name>_<version>_<arch> name are Huawei's deployer's.
+        console.error("The OS %s is not supported by %s; install on a supported OS (Ubuntu 22.04, "
+                      "openEuler 22.03 LTS, Kylin V10, ...)." % (unsupported, run_file_name(package)))
+        raise InstallerExit(1)
+
+
 def read_answer():
     try:
         answer = sys.stdin.readline()
@@ -214,6 +224,8 @@ class HdkInstaller(object):
                                "information." % (", ".join(self.operations), run_file_name(self.package)))
             return 1
         self.begin()
+        if self.operation != "--uninstall":
+            require_supported_os(self.console, self.package)
         try:
             code = self.uninstall() if self.operation == "--uninstall" else self.install()
         except OSError as error:
@@ -315,7 +327,7 @@ class DriverInstaller(HdkInstaller):
             self.remove_installed(quiet=True)
         self.remove_leftovers()
         self.console.info("driver install type: DKMS")
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 5)
+        progress = Progress(self.faults.install_seconds(self.package), 5)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.console.info("upgradePercentage:10%")
         progress.step()
@@ -451,7 +463,7 @@ class FirmwareInstaller(HdkInstaller):
         if os.path.isdir(self.firmware_dir):
             if not ascend_sim.remove_recorded(self.manifest, self.install_path):
                 ascend_sim.remove_tree(self.firmware_dir)
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 3)
+        progress = Progress(self.faults.install_seconds(self.package), 3)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.console.info("upgradePercentage: 0%")
         progress.step()
@@ -603,6 +615,7 @@ class CannInstaller(object):
         return bool(self.options.get("--quiet"))
 
     def check_environment(self):
+        require_supported_os(self.console, self.package)
         if machine_arch() != self.arch:
             # unverified: the CANN wording for a package of the other architecture.
             self.fail("The architecture of the package (%s) does not match the system (%s)."
@@ -661,7 +674,7 @@ class CannInstaller(object):
         return 0 if override is None else int(override)
 
     def progress(self):
-        return Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
+        return Progress(self.faults.install_seconds(self.package), 2)
 
     def installed_location(self):
         """Where the package is (or would be) installed, as its messages name it."""
@@ -696,12 +709,20 @@ class ToolkitInstaller(CannInstaller):
         if self.operation == "--upgrade" and not installed:
             # unverified wording.
             self.fail("No installed Ascend-cann-toolkit was found in %s, use --install." % self.install_path)
+        older_layout = [version for version in installed if not self.new_layout(version)]
+        if self.operation == "--install" and self.new_layout() and older_layout:
+            # Huawei: from an earlier release to 8.5.0, upgrade with --upgrade or uninstall every
+            # earlier version first, otherwise the install can fail (docs/cann-8.5.md). The
+            # sandbox always fails, so that the wrong path cannot pass here. Unverified wording.
+            self.fail("Ascend-cann-toolkit %s is installed in %s; use --upgrade, or uninstall it before "
+                      "installing %s." % (", ".join(older_layout), self.install_path, self.package_label))
 
     def install(self):
         progress = self.progress()
         if self.operation == "--upgrade":
             for version in self.installed_toolkits():
                 if version != self.version:
+                    self.remove_operator_kernels_of(version)
                     ascend_sim.remove_recorded(self.manifest_of(version), self.install_path)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         self.ensure_install_root(recorder)
@@ -717,6 +738,13 @@ class ToolkitInstaller(CannInstaller):
             self.faults.kill_now()
         copy_runtime(recorder, os.path.join(arch_dir, "script"), "cann-uninstall-script")
         recorder.write(os.path.join(version_dir, "version.cfg"), payload_text("version.cfg"))
+        # What set_env.sh points at (ASCEND_TOOLKIT_HOME is the version directory in both layouts):
+        # lib64 leads to the architecture's libraries, PYTHONPATH to pyACL and the TBE op_impl tree.
+        recorder.symlink("%s-linux/lib64" % self.arch, os.path.join(version_dir, "lib64"))
+        recorder.write(os.path.join(version_dir, "python", "site-packages", "acl.py"), payload_text("acl.py"))
+        recorder.write(os.path.join(version_dir, "opp", "built-in", "op_impl", "ai_core", "tbe", "impl",
+                                    "__init__.py"), "# simulated TBE op_impl of CANN %s (ascend-sandbox)\n" % self.version)
+        recorder.mkdir(os.path.join(version_dir, "toolkit"))
         set_env = payload_text("set_env.sh").replace("@INSTALL_PATH@", self.install_path)
         if self.new_layout():
             recorder.symlink("cann-" + self.version, os.path.join(self.install_path, "cann"))
@@ -734,6 +762,16 @@ class ToolkitInstaller(CannInstaller):
 
     def manifest_of(self, version):
         return os.path.join(self.version_dir(version), "%s-linux" % self.arch, "script", "filelist")
+
+    def remove_operator_kernels_of(self, version):
+        # Huawei: kernels (ops from 8.5.0) installed with a toolkit are uninstalled when that
+        # toolkit is upgraded; they are installed again with --install (docs/cann-8.5.md).
+        kernels_manifest = os.path.join(self.version_dir(version), "opp_kernel", "script", "filelist")
+        if ascend_sim.remove_recorded(kernels_manifest, self.version_dir(version)):
+            # unverified wording.
+            self.console.info("The operator kernels installed with Ascend-cann-toolkit %s were uninstalled "
+                              "with it; install the operator kernels package of %s with --install."
+                              % (version, self.version))
 
     def print_summary(self):
         # Transcript toolkit_8.1.RC1_install_summary_310b-soc.txt.
@@ -924,9 +962,9 @@ class DockerRuntimeInstaller(object):
     def install(self):
         if os.path.exists(self.manifest):
             self.remove_files()
-        # Like the other installers, the install lasts install_seconds (archive default, faults.json
-        # override): the fault rows need a runtime install slow enough to be met while it runs.
-        progress = Progress(self.faults.install_seconds(self.package.get("install_seconds", 0)), 2)
+        # Like the other installers, the install lasts as long as Faults.install_seconds says: the
+        # fault rows need a runtime install slow enough to be met while it runs.
+        progress = Progress(self.faults.install_seconds(self.package), 2)
         recorder = ascend_sim.Recorder(self.faults, self.manifest)
         try:
             install_script(recorder, "docker_runtime.py", self.runtime_binary)

@@ -84,7 +84,22 @@ def test_cann_driver_conflict_lists_what_would_fit():
 def test_prefix_pairings():
     assert check({'cann': '8.5.0', 'driver': '25.5.2'})['ok']
     assert check({'cann': '8.5.0', 'driver': '25.3.rc1'})['ok']
-    assert pairs(check({'cann': '8.5.0', 'driver': '25.2.0'})) == [['cann', 'driver']]
+    assert pairs(check({'cann': '8.5.0', 'driver': '24.1.0'})) == [['cann', 'driver']]
+
+
+@pytest.mark.parametrize('driver, fits', [
+    # Huawei's table in the CANN 8.5.0 release notes: Ascend HDK 25.5.X, 25.3.X, 25.2.X, 25.0.X.
+    ('25.5.0', True), ('25.3.rc1', True), ('25.2.0', True), ('25.0.rc1.1', True),
+    ('24.1.rc2.2', False), ('25.1.0', False), ('26.0.0', False),
+])
+def test_cann_8_5_pairs_with_the_hdk_lines_of_its_release_notes(driver, fits):
+    report = check({'cann': '8.5.0', 'driver': driver, 'chip_family': '910b'})
+    assert report['ok'] is fits
+    if not fits:
+        conflict = report['conflicts'][0]
+        assert conflict['pair'] == ['cann', 'driver']
+        assert conflict['fits'] == ['25.5.x', '25.3.x', '25.2.x', '25.0.x']
+        assert 'CANN 8.5.0 release notes' in conflict['source']
 
 
 def test_driver_hotfix_of_the_paired_release_fits():

@@ -44,6 +44,37 @@ def test_sysfs_products(device, subsystem, family, product):
     assert (parsed['chip_family'], parsed['product']) == (family, product)
 
 
+# Atlas 300I Pro and Duo as Huawei's deployer identifies them (ascend-deployer
+# packages/resources/npu_info.py): vendor 0x19e5, device 0xd500, subsystem vendor 0x0200.
+@pytest.mark.parametrize('subsystem_device, product', [('0x0100', 'Atlas 300I Pro'), ('0x0110', 'Atlas 300I Duo')])
+def test_sysfs_310p_cards_with_their_real_subsystem_vendor(subsystem_device, product):
+    files = {'vendor': '0x19e5\n', 'device': '0xd500\n', 'subsystem_vendor': '0x0200\n',
+             'subsystem_device': subsystem_device + '\n', 'class': '0x120000\n', 'revision': '0x23\n'}
+    parsed = parse_sysfs_device('0000:01:00.0', files)
+    assert (parsed['subsystem_vendor_id'], parsed['chip_family'], parsed['product']) == ('0200', '310p', product)
+    assert npu_devices([parsed]) == [parsed]
+    assert (k8s_resource_name(parsed['chip_family']), accelerator_label(parsed['chip_family'])) == (
+        'huawei.com/Ascend310P', 'huawei-Ascend310P')
+
+
+@pytest.mark.parametrize('subsystem_vendor', ['0x19e5', '0x0200', '0x0000', None])
+def test_nothing_depends_on_the_subsystem_vendor(subsystem_vendor):
+    files = {'vendor': '0x19e5', 'device': '0xd500', 'subsystem_device': '0x0110', 'class': '0x120000',
+             'subsystem_vendor': subsystem_vendor}
+    parsed = parse_sysfs_device('0000:06:00.0', files)
+    assert (parsed['chip_family'], parsed['product']) == ('310p', 'Atlas 300I Duo')
+    assert npu_devices([parsed]) == [parsed]
+
+
+def test_lspci_vmm_duo_with_subsystem_vendor_0200():
+    text = ('Slot:\t0000:01:00.0\nClass:\tProcessing accelerators [1200]\n'
+            'Vendor:\tHuawei Technologies Co., Ltd. [19e5]\nDevice:\tDevice [d500]\n'
+            'SVendor:\tDevice [0200]\nSDevice:\tDevice [0110]\nRev:\t23\n')
+    [device] = parse_lspci_vmm(text)
+    assert (device['subsystem_vendor_id'], device['product']) == ('0200', 'Atlas 300I Duo')
+    assert npu_devices([device]) == [device]
+
+
 def test_sysfs_non_huawei_device_has_no_family():
     files = {'vendor': '0x8086', 'device': '0xd802', 'class': '0x060400'}
     parsed = parse_sysfs_device('0000:00:01.0', files)

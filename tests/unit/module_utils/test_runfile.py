@@ -385,3 +385,37 @@ def test_installer_failure_of_the_roles_own_answer_check_leaves_out_the_task():
     result = {'failed': True, 'assertion': '__cann_lost | length == 0', 'msg': 'the toolkit installer: Shared connection closed'}
     message = runfile.installer_failure_message(result, 'node-1', 'CANN', 'Check that the node answered every installer')
     assert message.startswith('node-1: CANN: no result came back from the node: the toolkit installer: Shared connection closed.')
+
+
+@pytest.mark.parametrize('compat_link', ['../cann-8.5.0', '../cann'])
+def test_cann_85_tree_seen_through_an_ascend_toolkit_link_is_not_kernels(tmp_path, sample, compat_link):
+    # Huawei's 8.5.0 release notes say the historical paths (ascend-toolkit/latest/...) keep
+    # working; however 8.5 provides them, the ops in cann-8.5.0 must not pass for a kernels package.
+    cann = tmp_path / 'cann-8.5.0'
+    write(cann / 'x86_64-linux' / 'ascend_toolkit_install.info',
+          sample('files/ascend_toolkit_install.info_8.5.0_aarch64.txt').replace('aarch64', 'x86_64'))
+    write(cann / 'opp_kernel' / 'version.info', 'Version=8.5.0.0.1\nversion_dir=8.5.0\n')
+    os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
+    (tmp_path / 'ascend-toolkit').mkdir()
+    os.symlink(compat_link, str(tmp_path / 'ascend-toolkit' / 'latest'))
+    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    assert installed['kernels'] is None
+    assert installed['ops']['version'] == '8.5.0'
+    assert installed['toolkit']['version'] == '8.5.0'
+    assert installed['toolkit']['layout'] == 'cann'
+
+
+def test_old_kernels_beside_the_cann_85_tree_are_still_found(tmp_path, sample):
+    # A kernels package left in an 8.2 toolkit directory is reported, so that it can be removed.
+    make_tree(tmp_path, sample)
+    os.remove(str(tmp_path / 'ascend-toolkit' / 'latest'))
+    os.remove(str(tmp_path / 'ascend-toolkit' / '8.2.RC1' / 'aarch64-linux' / 'ascend_toolkit_install.info'))
+    cann = tmp_path / 'cann-8.5.0'
+    write(cann / 'aarch64-linux' / 'ascend_toolkit_install.info',
+          sample('files/ascend_toolkit_install.info_8.5.0_aarch64.txt'))
+    write(cann / 'opp_kernel' / 'version.info', 'Version=8.5.0.0.1\nversion_dir=8.5.0\n')
+    os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
+    installed = runfile.read_all_installed(str(tmp_path), 'aarch64')
+    assert installed['kernels']['version'] == '8.2.RC1'
+    assert installed['kernels']['path'] == os.path.realpath(str(tmp_path / 'ascend-toolkit' / '8.2.RC1'))
+    assert installed['ops']['version'] == '8.5.0'
