@@ -35,8 +35,10 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # control plane makes its certificates with openssl, and Ansible reaches the nodes with ssh
 # (openssh-client, whose ssh-keygen makes the sandbox's key). apt's
 # recommended packages are kept: podman's (catatonit, slirp4netns, aardvark-dns) are part of a
-# working set-up.
-DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl openssh-client
+# working set-up. qemu-user-static and binfmt-support run the aarch64 node of the host_stack_arm
+# scenario; installing them registers qemu's formats in the host kernel's binfmt_misc (a change
+# to the host, which that scenario's create step makes explicitly and idempotently anyway).
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl openssh-client qemu-user-static binfmt-support
 
 # Each sandbox node's systemd takes a dozen or more inotify instances; Debian's default of 128
 # per user runs out at about ten nodes (molecule scenarios side by side, make bench's fleet), and

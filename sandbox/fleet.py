@@ -60,10 +60,34 @@ NODE_OSES = {
     },
 }
 
-# uname -m of the node -> Debian and OCI spellings
+# What /proc/cpuinfo shows for each core of a Kunpeng 920, the host CPU of Huawei's aarch64
+# Atlas servers (TaiShan v110 cores: implementer 0x48 HiSilicon, part 0xd01, as the kernel's
+# arch/arm64/include/asm/cputype.h names them; the lines as a TaiShan 2280 prints them,
+# https://github.com/hrw/arm-socs-table/issues/86). Under qemu user emulation a process reads
+# the host's x86_64 file instead (qemu 7.2 fakes it for no arm target), which lacks "CPU
+# architecture", and containerd, which takes arm64's platform variant from that line, then
+# fails to import any image ("failure getting variant").
+KUNPENG_920_CPUINFO_CORE = (
+    "processor\t: {index}\n"
+    "BogoMIPS\t: 200.00\n"
+    "Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma dcpop asimddp asimdfhm\n"
+    "CPU implementer\t: 0x48\n"
+    "CPU architecture: 8\n"
+    "CPU variant\t: 0x1\n"
+    "CPU part\t: 0xd01\n"
+    "CPU revision\t: 0\n"
+    "\n"
+)
+
+# uname -m of the node -> Debian and OCI spellings; for a foreign architecture, the CPU whose
+# /proc/cpuinfo the node is given, and what debootstrap adds for that architecture only: its
+# probe image is made from the node's own busybox (the host's is x86_64, and a Kunpeng server
+# runs no x86_64 binary).
 ARCHITECTURES = {
-    "x86_64": {"debian": "amd64", "oci": "amd64", "binfmt": None},
-    "aarch64": {"debian": "arm64", "oci": "arm64", "binfmt": "qemu-aarch64"},
+    "x86_64": {"debian": "amd64", "oci": "amd64", "binfmt": None, "cpu": None, "extra_packages": []},
+    "aarch64": {"debian": "arm64", "oci": "arm64", "binfmt": "qemu-aarch64",
+                "cpu": {"model": "Kunpeng 920", "cpuinfo_core": KUNPENG_920_CPUINFO_CORE},
+                "extra_packages": ["busybox-static"]},
 }
 
 HUAWEI_PCI_VENDOR = "0x19e5"
@@ -123,16 +147,18 @@ KNOWN_FAULTS = {
 # A tiny image (static busybox) the nodes' engines start containers from, to check that the
 # Ascend runtime hands a container its NPUs (the node cannot pull images: no registry).
 PROBE_IMAGE = "localhost/npu-ascend-probe:1"
-PROBE_IMAGE_ARCHIVE = STATE_ROOT / "probe-image.tar"
 PROBE_IMAGE_APPLETS = ("sh", "ls", "cat", "sleep", "env")
 BUSYBOX = Path("/bin/busybox")
+# Where busybox-static (ARCHITECTURES' extra_packages) puts it in a foreign node's image.
+NODE_IMAGE_BUSYBOX = "/bin/busybox"
 
 # Components whose package file names carry the chip (facts reference, section 1).
 CHIP_SPECIFIC_COMPONENTS = {"driver", "firmware", "kernels", "ops"}
 
 BOOT_TIMEOUT_SECONDS = 180
-# A node of a foreign architecture runs under qemu user emulation.
-EMULATION_SLOWDOWN = 4
+# A node of a foreign architecture runs under qemu user emulation: its systemd took more than
+# 12 minutes (4 x the boot timeout) to reach `running` with the host's load average at 35.
+EMULATION_SLOWDOWN = 8
 COMMAND_ENV = dict(os.environ, LC_ALL="C")
 
 
@@ -209,18 +235,18 @@ def read_package_list(path):
     return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
 
 
-def base_rootfs_packages(node_os=None):
+def base_rootfs_packages(node_os=None, arch="x86_64"):
     packages = read_package_list(IMAGE_RECIPE_DIR / "packages.txt")
     if node_os is not None:
         packages += read_package_list(NODE_OSES[node_os]["recipe"] / "packages.txt")
-    return packages
+    return packages + ARCHITECTURES[arch]["extra_packages"]
 
 
 def base_rootfs_hash(arch, node_os=None):
     # Only what debootstrap sees: editing the overlay must not cost a new debootstrap.
     digest = hashlib.sha256()
     digest.update(("%s %s %s %s\n" % (DEBIAN_SUITE, DEBIAN_MIRROR, arch,
-                                      ",".join(base_rootfs_packages(node_os)))).encode())
+                                      ",".join(base_rootfs_packages(node_os, arch)))).encode())
     return digest.hexdigest()[:12]
 
 
@@ -281,7 +307,7 @@ def build_base_rootfs(arch, node_os=None):
     with tempfile.TemporaryDirectory(dir=str(ROOTFS_CACHE_DIR), prefix="debootstrap-") as work:
         root = Path(work) / "root"
         argv = ["debootstrap", "--variant=minbase", "--arch=" + ARCHITECTURES[arch]["debian"],
-                "--include=" + ",".join(base_rootfs_packages(node_os)), DEBIAN_SUITE, root, DEBIAN_MIRROR]
+                "--include=" + ",".join(base_rootfs_packages(node_os, arch)), DEBIAN_SUITE, root, DEBIAN_MIRROR]
         log("debootstrap %s (%s), a few minutes: %s" % (DEBIAN_SUITE, arch, " ".join(str(a) for a in argv)))
         try:
             result = run(argv, check=False)
@@ -419,9 +445,17 @@ def remove_superseded_images(arch, current, node_os=None):
 
 
 def enable_foreign_arch():
-    """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host)."""
+    """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host); idempotent."""
+    if Path("/proc/sys/fs/binfmt_misc/qemu-aarch64").exists():
+        log("qemu-aarch64 already registered: aarch64 nodes can run")
+        return
     if not (shutil.which("qemu-aarch64-static") and shutil.which("update-binfmts")):
-        run(["apt-get", "install", "-y", "qemu-user-static", "binfmt-support"], capture=False)
+        installed = subprocess.run(["apt-get", "install", "-y", "-q", "qemu-user-static", "binfmt-support"],
+                                   check=False, env=dict(COMMAND_ENV, DEBIAN_FRONTEND="noninteractive"))
+        if installed.returncode != 0:
+            raise SandboxError("installing qemu-user-static and binfmt-support failed (exit %d); fix: run "
+                               "`make deps` (it updates apt's lists first), then this command again"
+                               % installed.returncode)
     if not Path("/proc/sys/fs/binfmt_misc/status").exists():
         run(["mount", "-t", "binfmt_misc", "binfmt_misc", "/proc/sys/fs/binfmt_misc"])
     run(["update-binfmts", "--enable", "qemu-aarch64"], check=False)
@@ -519,6 +553,7 @@ class NodeSpec:
             "subsystem_vendor": model["subsystem_vendor"],
             "subsystem_device": model["subsystem_device"],
             "arch": self.arch,
+            **({"cpu": ARCHITECTURES[self.arch]["cpu"]["model"]} if ARCHITECTURES[self.arch]["cpu"] else {}),
             "hot_reset": model["hot_reset"],
             "board_id": model["board_id"],
             "npus": npus,
@@ -581,6 +616,19 @@ def prepare_node_state(spec):
     write_fake_sysfs(spec, state / "sysfs")
     atomic_write(state / "hardware" / "hardware.json", json.dumps(spec.hardware(), indent=2) + "\n")
     write_faults(spec.name, spec.faults)
+    cpuinfo = fake_cpuinfo(spec.arch)
+    if cpuinfo is not None:
+        atomic_write(state / "cpuinfo", cpuinfo)
+
+
+def fake_cpuinfo(arch, cores=None):
+    """The /proc/cpuinfo a node of a foreign architecture is given, one entry per core the host
+    lets it use (so that nproc and the file agree); None where the node reads the host's own."""
+    cpu = ARCHITECTURES[arch]["cpu"]
+    if cpu is None or os.uname().machine == arch:
+        return None
+    count = cores if cores is not None else len(os.sched_getaffinity(0))
+    return "".join(cpu["cpuinfo_core"].format(index=index) for index in range(count))
 
 
 def faults_path(host):
@@ -780,6 +828,9 @@ class Fleet:
 
     @staticmethod
     def run_node(spec, image, fingerprint):
+        cpuinfo = spec.state_dir / "cpuinfo"
+        # runc allows this one file of /proc to be mounted over (as LXCFS does).
+        cpuinfo_volume = ["--volume", "%s:/proc/cpuinfo:ro" % cpuinfo] if cpuinfo.exists() else []
         repository = package_repository_dir(spec.arch, spec.node_os)
         repository_mount = []
         if repository is not None:
@@ -797,6 +848,7 @@ class Fleet:
                "--label", "%s.hardware=%s" % (LABEL_PREFIX, fingerprint),
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
+               *cpuinfo_volume,
                *repository_mount,
                *[argument for target in AUTHORIZED_KEYS_FILES
                  for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],
@@ -887,7 +939,7 @@ class Fleet:
 
     def load_probe_image(self, host):
         """Puts the probe image into the node's containerd (namespace k8s.io) and Docker, if running."""
-        archive = build_probe_image()
+        archive = build_probe_image(self.spec(host).arch)
         node_archive = "/var/tmp/npu-ascend-probe-image.tar"
         self.copy_in(host, archive, node_archive)
         # The native snapshotter works inside a container whose root is already an overlay. ctr 1.7
@@ -1022,34 +1074,66 @@ def state_lock(name):
         yield
 
 
-def build_probe_image():
-    """The probe image as a docker-archive (which both ctr and docker load), built once."""
+def probe_image_archive(arch):
+    return STATE_ROOT / ("probe-image.tar" if arch == "x86_64" else "probe-image-%s.tar" % arch)
+
+
+def build_probe_image(arch="x86_64"):
+    """The probe image of arch as a docker-archive (which both ctr and docker load), built once."""
+    check_arch(arch)
     with state_lock("probe-image"):
-        return build_probe_image_locked()
+        if probe_image_archive(arch).exists():
+            return probe_image_archive(arch)
+        # The podman store, where the image is tagged before it is saved, is the host's: a
+        # checkout building the image of another architecture must not retag it in between.
+        ROOTFS_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        with open(str(ROOTFS_CACHE_DIR / "probe-image.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return build_probe_image_locked(arch)
 
 
-def build_probe_image_locked():
-    if PROBE_IMAGE_ARCHIVE.exists():
-        return PROBE_IMAGE_ARCHIVE
-    if not BUSYBOX.exists():
-        raise SandboxError("%s is missing: the probe image is built from the host's static busybox. "
-                           "Fix: run `make deps` (Debian package busybox-static)" % BUSYBOX)
+def copy_busybox(arch, target):
+    """The static busybox of arch: the host's for its own architecture, the node image's otherwise."""
+    if arch == os.uname().machine:
+        if not BUSYBOX.exists():
+            raise SandboxError("%s is missing: the probe image is built from the host's static busybox. "
+                               "Fix: run `make deps` (Debian package busybox-static)" % BUSYBOX)
+        shutil.copy2(BUSYBOX, target)
+        return
+    image = build_image(arch)
+    created = podman("create", "--arch", ARCHITECTURES[arch]["oci"], image, NODE_IMAGE_BUSYBOX, check=False)
+    if created.returncode != 0:
+        raise SandboxError("could not open the %s node image %s to take its busybox: %s"
+                           % (arch, image, created.stderr.strip()))
+    container = created.stdout.strip()
+    try:
+        copied = podman("cp", "%s:%s" % (container, NODE_IMAGE_BUSYBOX), str(target), check=False)
+    finally:
+        podman("rm", "--force", container, check=False)
+    if copied.returncode != 0:
+        raise SandboxError("the %s node image %s has no %s (%s); fix: keep busybox-static in "
+                           "ARCHITECTURES[%r]['extra_packages'] of sandbox/fleet.py"
+                           % (arch, image, NODE_IMAGE_BUSYBOX, copied.stderr.strip(), arch))
+
+
+def build_probe_image_locked(arch):
+    archive = probe_image_archive(arch)
     with tempfile.TemporaryDirectory(prefix="npu-ascend-probe-") as work:
         root = Path(work) / "rootfs"
         (root / "bin").mkdir(parents=True)
         (root / "dev").mkdir()
-        shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+        copy_busybox(arch, root / "bin" / "busybox")
         for applet in PROBE_IMAGE_APPLETS:
             (root / "bin" / applet).symlink_to("busybox")
         tarball = Path(work) / "rootfs.tar"
         run(["tar", "-C", str(root), "--numeric-owner", "--owner=0", "--group=0", "-cf", str(tarball), "."])
-        podman("import", "--change", "CMD [\"/bin/sh\"]", str(tarball), PROBE_IMAGE)
+        podman("import", "--arch", ARCHITECTURES[arch]["oci"], "--change", "CMD [\"/bin/sh\"]", str(tarball), PROBE_IMAGE)
         STATE_ROOT.mkdir(parents=True, exist_ok=True)
-        partial = PROBE_IMAGE_ARCHIVE.with_name(PROBE_IMAGE_ARCHIVE.name + ".partial")
+        partial = archive.with_name(archive.name + ".partial")
         partial.unlink(missing_ok=True)
         podman("save", "--format", "docker-archive", "--output", str(partial), PROBE_IMAGE)
-        partial.rename(PROBE_IMAGE_ARCHIVE)
-    return PROBE_IMAGE_ARCHIVE
+        partial.rename(archive)
+    return archive
 
 
 def write_checksums(out_dir):
