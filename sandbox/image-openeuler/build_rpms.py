@@ -97,7 +97,7 @@ def rpm_field(text):
 def deb_version(package):
     """Debian `[epoch:]upstream[-revision]` as RPM version and release."""
     version = re.sub(r"^[0-9]+:", "", run(["dpkg-query", "-W", "-f=${Version}", package]))
-    upstream, _, revision = version.rpartition("-") if "-" in version else (version, "", "0")
+    upstream, revision = version.rsplit("-", 1) if "-" in version else (version, "0")
     return rpm_field(upstream), "%s.%s" % (rpm_field(revision), DIST_TAG)
 
 
