@@ -236,7 +236,7 @@ def set_env_script(component, version):
             "export ASCEND_HOME_PATH=$ASCEND_TOOLKIT_HOME\n"
             "export LD_LIBRARY_PATH=$ASCEND_TOOLKIT_HOME/lib64:/usr/local/Ascend/driver/lib64/common:"
             "/usr/local/Ascend/driver/lib64/driver:$LD_LIBRARY_PATH\n"
-            "export PATH=$ASCEND_TOOLKIT_HOME/bin:$PATH\n" % (version, home))
+            "export PATH=$ASCEND_TOOLKIT_HOME/bin:$ASCEND_TOOLKIT_HOME/tools/profiler/bin:$PATH\n" % (version, home))
 
 
 EULA_TEXT = ("This simulated package stands in for Huawei's CANN in the npu.ascend sandbox;\n"
@@ -346,8 +346,10 @@ def write_header(component, path):
 
 def stage_payload(stage_dir, component, package):
     os.makedirs(os.path.join(stage_dir, "files"))
-    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime"}
-    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py"):
+    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime",
+                "msprof.py": "toolkit"}
+    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py",
+                 "msprof.py"):
         if only_for.get(name, component) != component:
             continue
         shutil.copyfile(os.path.join(PAYLOAD_DIR, name), os.path.join(stage_dir, name))

@@ -22,6 +22,8 @@ KUBERNETES_VERSION=v1.37.2
 KWOK_VERSION=v0.8.0
 # Prometheus publishes its Go module as v0.3MM.P for release 3.MM.P.
 PROMETHEUS_MODULE_VERSION=v0.316.0
+# The newest node_exporter release the module proxy serves (its go.mod asks for go 1.25.0).
+NODE_EXPORTER_VERSION=v1.12.1
 
 CACHE_ROOT="${NPU_ASCEND_CACHE:-$HOME/.cache/npu-ascend}/k8s"
 
@@ -30,6 +32,8 @@ kubernetes_dir="$CACHE_ROOT/kubernetes-$KUBERNETES_VERSION/bin"
 kwok_dir="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
 kwok_stages_dir="$CACHE_ROOT/kwok-$KWOK_VERSION/stages"
 promtool_dir="$CACHE_ROOT/promtool-$PROMETHEUS_MODULE_VERSION/bin"
+prometheus_dir="$CACHE_ROOT/prometheus-$PROMETHEUS_MODULE_VERSION/bin"
+node_exporter_dir="$CACHE_ROOT/node_exporter-$NODE_EXPORTER_VERSION/bin"
 KUBERNETES_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
 
 print_paths() {
@@ -45,6 +49,9 @@ print_paths() {
     echo "KWOK_STAGES_DIR=$kwok_stages_dir"
     echo "PROMTOOL=$promtool_dir/promtool"
     echo "PROMTOOL_VERSION=$(promtool_release)"
+    echo "PROMETHEUS=$prometheus_dir/prometheus"
+    echo "NODE_EXPORTER=$node_exporter_dir/node_exporter"
+    echo "NODE_EXPORTER_VERSION=$NODE_EXPORTER_VERSION"
 }
 
 promtool_release() {
@@ -234,7 +241,43 @@ build_promtool() {
     "$promtool_dir/promtool" --version
 }
 
+# The Prometheus server, from the same module as promtool (so both share the compiled packages).
+# Its web UI's assets are built by npm and not in the module: the server serves the HTTP API,
+# which is all the tests use, and answers the UI's pages with an error.
+build_prometheus() {
+    local release
+    release="$(promtool_release)"
+    if cached "prometheus, version $release" "$prometheus_dir/prometheus"; then
+        echo "build.sh: prometheus $release already cached in $prometheus_dir"
+        return 0
+    fi
+    echo "build.sh: building prometheus $release (github.com/prometheus/prometheus $PROMETHEUS_MODULE_VERSION)"
+    mkdir -p "$prometheus_dir"
+    local version_package=github.com/prometheus/common/version
+    GOBIN="$prometheus_dir" go install -trimpath \
+        -ldflags "-s -w -X $version_package.Version=$release -X $version_package.Branch=release-${release%.*} -X $version_package.BuildUser=npu-ascend" \
+        "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_MODULE_VERSION"
+    "$prometheus_dir/prometheus" --version
+}
+
+# node_exporter for the sandbox nodes (static, amd64 like the nodes of the scenarios that run it).
+build_node_exporter() {
+    if cached "node_exporter, version ${NODE_EXPORTER_VERSION#v}" "$node_exporter_dir/node_exporter"; then
+        echo "build.sh: node_exporter $NODE_EXPORTER_VERSION already cached in $node_exporter_dir"
+        return 0
+    fi
+    echo "build.sh: building node_exporter $NODE_EXPORTER_VERSION"
+    mkdir -p "$node_exporter_dir"
+    local version_package=github.com/prometheus/common/version
+    GOBIN="$node_exporter_dir" go install -trimpath \
+        -ldflags "-s -w -X $version_package.Version=${NODE_EXPORTER_VERSION#v} -X $version_package.Branch=release-$(echo "${NODE_EXPORTER_VERSION#v}" | cut -d. -f1,2) -X $version_package.BuildUser=npu-ascend" \
+        "github.com/prometheus/node_exporter@$NODE_EXPORTER_VERSION"
+    "$node_exporter_dir/node_exporter" --version
+}
+
 build_etcd
 build_kubernetes
 build_kwok
 build_promtool
+build_prometheus
+build_node_exporter
