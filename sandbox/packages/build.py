@@ -264,7 +264,8 @@ def set_env_script(component, version):
             "$LD_LIBRARY_PATH\n"
             "export PYTHONPATH=${ASCEND_TOOLKIT_HOME}/python/site-packages:"
             "${ASCEND_TOOLKIT_HOME}/opp/built-in/op_impl/ai_core/tbe:$PYTHONPATH\n"
-            "export PATH=${ASCEND_TOOLKIT_HOME}/bin:${ASCEND_TOOLKIT_HOME}/compiler/ccec_compiler/bin:$PATH\n"
+            "export PATH=${ASCEND_TOOLKIT_HOME}/bin:${ASCEND_TOOLKIT_HOME}/compiler/ccec_compiler/bin:"
+            "${ASCEND_TOOLKIT_HOME}/tools/profiler/bin:$PATH\n"
             "export ASCEND_AICPU_PATH=${ASCEND_TOOLKIT_HOME}\n"
             "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n"
             "export TOOLCHAIN_HOME=${ASCEND_TOOLKIT_HOME}/toolkit\n"
@@ -397,8 +398,10 @@ def write_header(component, path):
 
 def stage_payload(stage_dir, component, package):
     os.makedirs(os.path.join(stage_dir, "files"))
-    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime"}
-    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py"):
+    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime",
+                "msprof.py": "toolkit"}
+    for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py",
+                 "msprof.py"):
         if only_for.get(name, component) != component:
             continue
         shutil.copyfile(os.path.join(PAYLOAD_DIR, name), os.path.join(stage_dir, name))

@@ -26,6 +26,8 @@ PROMETHEUS_MODULE_VERSION=v0.316.0
 # 1.26.8, the installed Go); the pause program's tag from k8s.io/kubernetes' build/pause/Makefile.
 CNI_PLUGINS_VERSION=v1.10.0
 PAUSE_VERSION=3.10.2
+# The newest node_exporter release the module proxy serves (its go.mod asks for go 1.25.0).
+NODE_EXPORTER_VERSION=v1.12.1
 
 CACHE_ROOT="${NPU_ASCEND_CACHE:-$HOME/.cache/npu-ascend}/k8s"
 
@@ -40,6 +42,8 @@ pause_dir="$CACHE_ROOT/pause-$PAUSE_VERSION/bin"
 device_plugin_dir="$CACHE_ROOT/device-plugin-standin/bin"
 DEVICE_PLUGIN_SOURCE="$(cd "$(dirname "$0")/../../sandbox/device-plugin" && pwd)"
 CNI_PLUGINS=(main/bridge main/loopback ipam/host-local)
+prometheus_dir="$CACHE_ROOT/prometheus-$PROMETHEUS_MODULE_VERSION/bin"
+node_exporter_dir="$CACHE_ROOT/node_exporter-$NODE_EXPORTER_VERSION/bin"
 KUBERNETES_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
 
 print_paths() {
@@ -61,6 +65,9 @@ print_paths() {
     echo "PAUSE=$pause_dir/pause"
     echo "PAUSE_VERSION=$PAUSE_VERSION"
     echo "DEVICE_PLUGIN_STANDIN=$device_plugin_dir/device-plugin"
+    echo "PROMETHEUS=$prometheus_dir/prometheus"
+    echo "NODE_EXPORTER=$node_exporter_dir/node_exporter"
+    echo "NODE_EXPORTER_VERSION=$NODE_EXPORTER_VERSION"
 }
 
 promtool_release() {
@@ -310,6 +317,40 @@ build_promtool() {
     "$promtool_dir/promtool" --version
 }
 
+# The Prometheus server, from the same module as promtool (so both share the compiled packages).
+# Its web UI's assets are built by npm and not in the module: the server serves the HTTP API,
+# which is all the tests use, and answers the UI's pages with an error.
+build_prometheus() {
+    local release
+    release="$(promtool_release)"
+    if cached "prometheus, version $release" "$prometheus_dir/prometheus"; then
+        echo "build.sh: prometheus $release already cached in $prometheus_dir"
+        return 0
+    fi
+    echo "build.sh: building prometheus $release (github.com/prometheus/prometheus $PROMETHEUS_MODULE_VERSION)"
+    mkdir -p "$prometheus_dir"
+    local version_package=github.com/prometheus/common/version
+    GOBIN="$prometheus_dir" go install -trimpath \
+        -ldflags "-s -w -X $version_package.Version=$release -X $version_package.Branch=release-${release%.*} -X $version_package.BuildUser=npu-ascend" \
+        "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_MODULE_VERSION"
+    "$prometheus_dir/prometheus" --version
+}
+
+# node_exporter for the sandbox nodes (static, amd64 like the nodes of the scenarios that run it).
+build_node_exporter() {
+    if cached "node_exporter, version ${NODE_EXPORTER_VERSION#v}" "$node_exporter_dir/node_exporter"; then
+        echo "build.sh: node_exporter $NODE_EXPORTER_VERSION already cached in $node_exporter_dir"
+        return 0
+    fi
+    echo "build.sh: building node_exporter $NODE_EXPORTER_VERSION"
+    mkdir -p "$node_exporter_dir"
+    local version_package=github.com/prometheus/common/version
+    GOBIN="$node_exporter_dir" go install -trimpath \
+        -ldflags "-s -w -X $version_package.Version=${NODE_EXPORTER_VERSION#v} -X $version_package.Branch=release-$(echo "${NODE_EXPORTER_VERSION#v}" | cut -d. -f1,2) -X $version_package.BuildUser=npu-ascend" \
+        "github.com/prometheus/node_exporter@$NODE_EXPORTER_VERSION"
+    "$node_exporter_dir/node_exporter" --version
+}
+
 build_etcd
 build_kubernetes "$kubernetes_dir" "${KUBERNETES_BINARIES[@]}"
 build_kwok
@@ -320,3 +361,5 @@ build_kubernetes "$kubelet_dir" kubelet
 build_cni_plugins
 build_pause
 build_device_plugin_standin
+build_prometheus
+build_node_exporter

@@ -239,3 +239,31 @@ def test_installers_refuse_a_system_off_huaweis_list_and_uninstall_still_works(n
     finally:
         node.exec(["cp", "/tmp/os-release.kept", "/usr/lib/os-release"])
     testing.run_package(node, TOOLKIT_85, *INSTALL, expect=0)
+
+
+def test_msprof_is_on_the_path_of_set_env_and_profiles_for_the_device_group_only(node):
+    testing.prepare_driver_prerequisites(node)
+    testing.run_package(node, testing.DRIVER, "--nox11", "--full", "--quiet", "--install-for-all", expect=0)
+    # The device files, as the driver's module makes them at boot (HwHiAiUser's, 0660).
+    node.exec(["python3", "/usr/local/libexec/ascend-sandbox/boot", "--load-driver"])
+    testing.run_package(node, TOOLKIT, *INSTALL, expect=0)
+    node.exec(["sh", "-c", "useradd -m -s /bin/bash prof-member && usermod -aG HwHiAiUser prof-member && "
+                           "useradd -m -s /bin/bash prof-outsider"])
+    profile = ('. /usr/local/Ascend/ascend-toolkit/set_env.sh && command -v msprof && cd "$HOME" && '
+               'msprof --output="$HOME" npu-smi info')
+    member = node.exec(["runuser", "-u", "prof-member", "--", "bash", "-c", profile], check=False)
+    assert member.returncode == 0, member.stderr
+    assert member.stdout.splitlines()[0] == "/usr/local/Ascend/ascend-toolkit/latest/tools/profiler/bin/msprof"
+    assert "NPU     Name" in member.stdout or "NPU   Name" in member.stdout  # npu-smi's own output
+    listing = node.exec(["sh", "-c", "cd /home/prof-member && find PROF_* | sort"]).stdout.split()
+    prof = listing[0]
+    assert re.match(r"^PROF_000001_\d{17}_[A-Z]{16}$", prof)
+    assert {prof + "/host/data", prof + "/device_0/data", prof + "/device_7/data",
+            prof + "/mindstudio_profiler_output/README.txt"} <= set(listing)
+    assert [name for name in listing if re.match(re.escape(prof) + r"/mindstudio_profiler_output/msprof_\d{17}\.json$",
+                                                 name)]
+    outsider = node.exec(["runuser", "-u", "prof-outsider", "--", "bash", "-c", profile], check=False)
+    assert outsider.returncode == 1
+    assert "permission denied on /dev/davinci_manager" in outsider.stderr
+    assert node.exec(["sh", "-c", "ls /home/prof-outsider | grep -c PROF_"], check=False).stdout.strip() == "0"
+    node.exec(["sh", "-c", "userdel -r prof-member; userdel -r prof-outsider"], check=False)

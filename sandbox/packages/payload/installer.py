@@ -733,6 +733,8 @@ class ToolkitInstaller(CannInstaller):
         recorder.write(os.path.join(arch_dir, "bin", "atc"),
                        "#!/bin/sh\necho 'ATC of simulated CANN %s: not functional in the sandbox' >&2\nexit 1\n"
                        % self.version, 0o755)
+        # Where Huawei's toolkit has msprof; set_env.sh puts the directory on PATH.
+        install_script(recorder, "msprof.py", os.path.join(version_dir, "tools", "profiler", "bin", "msprof"))
         progress.step()
         if self.faults.killed_midway:
             self.faults.kill_now()
