@@ -27,7 +27,7 @@ description:
   - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text or holds a
     version no Huawei installer writes (shell characters, blanks, control characters), rather than
     passing such a value on or reading the component as not installed.
-  - Also returns, so that one call is the probe the roles plan from (M(npu.ascend.ascend_plan#filter)), the
+  - Also returns, so that one call is the probe the roles plan from (P(npu.ascend.ascend_plan#filter)), the
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
     O(free_space_path) and which of O(paths) exist.
   - Read-only; runs in check mode.
