@@ -115,27 +115,27 @@ def _dnf_states(stdout, wanted):
 
 def build_checks(pkg_mgr, kernel, headers, toolchain, package_query, build_tree=False):
     """Kernel headers for the running kernel (or its build tree) and the DKMS toolchain, from what
-    ``apt-cache policy`` or ``dnf list --showduplicates`` printed (``package_query``)."""
+    ``apt-cache policy`` or ``dnf list --showduplicates`` printed (``package_query``).
+
+    None for a package manager the hdk role does not drive: the ``package manager`` check already
+    fails with the cause and the fix, and nothing was asked that these two checks could judge."""
     if pkg_mgr == 'apt':
         states = _apt_states(package_query)
     elif pkg_mgr in ('dnf', 'dnf5'):
         states = _dnf_states(package_query, list(headers) + list(toolchain))
     else:
-        headers = []
-        states = {}
-    supported = pkg_mgr in PACKAGE_MANAGERS
+        return []
     usable = [name for name, state in states.items() if state in ('installed', 'available')]
     headers_missing = [name for name in headers if name not in usable]
     tools_missing = [name for name in toolchain if name not in usable]
     header_states = ', '.join('%s %s' % (name, states.get(name, 'missing')) for name in headers)
     return [
-        _check('kernel headers', supported and (build_tree or not headers_missing),
-               ('running kernel %s: %s%s' % (kernel, header_states, ', build tree present' if build_tree else ''))
-               if supported else 'package manager %s is not supported' % pkg_mgr,
+        _check('kernel headers', build_tree or not headers_missing,
+               'running kernel %s: %s%s' % (kernel, header_states, ', build tree present' if build_tree else ''),
                'make %s installable for kernel %s (enable the repository that carries them and refresh the package '
                'index), or boot a kernel whose headers exist; the driver is built with DKMS against them'
                % (' and '.join(headers_missing), kernel)),
-        _check('DKMS toolchain', supported and not tools_missing,
+        _check('DKMS toolchain', not tools_missing,
                ', '.join('%s %s' % (name, states.get(name, 'missing')) for name in toolchain),
                'make %s installable from the configured repositories' % ', '.join(tools_missing)),
     ]
