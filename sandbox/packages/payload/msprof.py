@@ -77,7 +77,7 @@ def main(argv):
         return _error("cannot run %s: %s" % (application[0], error))
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(started)) + "%03d" % int((started % 1) * 1000)
     existing = [name for name in os.listdir(output) if name.startswith("PROF_")]
-    letters = "".join(random.choice(string.ascii_uppercase) for _ in range(16))
+    letters = "".join(random.choices(string.ascii_uppercase, k=16))
     prof_dir = os.path.join(output, "PROF_%06d_%s_%s" % (len(existing) + 1, stamp, letters))
     device_ids = [int(os.path.basename(path)[7:]) for path in devices]
     for sub in ["host/data", "mindstudio_profiler_output"] + ["device_%d/data" % n for n in device_ids]:
