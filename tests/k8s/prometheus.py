@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A real Prometheus for the tests: start it, ask its HTTP API, check a Grafana dashboard against it.
 
 The binary is the one tests/k8s/build.sh builds from the Prometheus Go module. `up` writes
