@@ -84,6 +84,12 @@ build_one() {
     "$binary" --version
 }
 
+# One build at a time per cache: `make test` starts this in the background while lint runs,
+# and the unit stage's own call then waits here and finds the binaries cached.
+mkdir -p "$CACHE_ROOT"
+exec 9>"$CACHE_ROOT/.build.lock"
+flock 9
+
 versions=("$@")
 if [ "${#versions[@]}" -eq 0 ]; then
     versions=("${PINNED_VERSIONS[@]}")
