@@ -53,9 +53,28 @@ def run(scenario):
     with open(log_path, "w") as log:
         result = subprocess.run(["molecule", "test", "--scenario-name", scenario], cwd=REPO_ROOT,
                                 stdout=log, stderr=subprocess.STDOUT, check=False)
+    returncode = result.returncode
+    skipped = missing_steps(log_path.read_text(errors="replace"))
+    if returncode == 0 and skipped:
+        returncode = 1
+        with open(log_path, "a") as log:
+            log.write("ERROR! run_scenarios: step(s) %s of the test sequence had no playbook and did not run; "
+                      "name the playbook in molecule.yml (ansible: playbooks:)\n" % ", ".join(skipped))
     elapsed = time.monotonic() - started
-    say("molecule: %s %s in %.0f s" % (scenario, "passed" if result.returncode == 0 else "FAILED", elapsed))
-    return scenario, result.returncode, elapsed, log_path
+    say("molecule: %s %s in %.0f s" % (scenario, "passed" if returncode == 0 else "FAILED", elapsed))
+    return scenario, returncode, elapsed, log_path
+
+
+# Molecule passes a scenario whose test_sequence names a step it has no playbook for ("Executed:
+# Missing playbook"), so a step written into the sequence could silently never run. cleanup is
+# exempt: molecule runs it after a failure whether or not the scenario has one.
+MISSING_PLAYBOOK = re.compile(r"➜ (\S+): Executed: Missing playbook")
+
+
+def missing_steps(log_text):
+    """The steps of a scenario's run that molecule skipped for want of a playbook, cleanup aside."""
+    found = MISSING_PLAYBOOK.findall(ANSI_ESCAPE.sub("", log_text))
+    return sorted(set(step for step in found if step != "cleanup"))
 
 
 # Molecule colours its output and frames Ansible's lines with "  │ "; Ansible wraps long results

@@ -46,3 +46,23 @@ def test_only_the_last_failures_and_shortened():
 
 def test_a_log_without_failures():
     assert run_scenarios.failed_tasks(FRAME + u'TASK [a] ***\n' + FRAME + u'ok: [h]') == []
+
+
+def _step_line(step, outcome):
+    # As molecule 25 writes it: level, scenario, arrow, coloured step, outcome.
+    return (u'\x1b[36mINFO    \x1b[0m \x1b[32mhost_stack_upgrade\x1b[0m \u279c \x1b[33m%s\x1b[0m: %s' % (step, outcome))
+
+
+def test_a_sequence_step_without_a_playbook_is_reported():
+    log = u'\n'.join([
+        _step_line('verify', u'\x1b[32mExecuted: Successful\x1b[0m'),
+        _step_line('side_effect', u'\x1b[35mExecuted: Missing playbook\x1b[0m \x1b[2m(Remove from test_sequence '
+                                  u'to suppress)\x1b[0m'),
+        _step_line('cleanup', u'\x1b[35mExecuted: Missing playbook\x1b[0m'),
+    ])
+    assert run_scenarios.missing_steps(log) == ['side_effect']
+
+
+def test_cleanup_alone_without_a_playbook_is_no_missing_step():
+    assert run_scenarios.missing_steps(_step_line('cleanup', u'Executed: Missing playbook')) == []
+    assert run_scenarios.missing_steps(_step_line('side_effect', u'Executed: Successful')) == []
