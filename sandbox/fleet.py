@@ -444,25 +444,71 @@ def remove_superseded_images(arch, current, node_os=None):
             log("kept superseded image %s: a node still uses it (`fleet.py up --recreate` moves it on)" % name)
 
 
+BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
+BINFMT_AARCH64 = BINFMT_DIR / "qemu-aarch64"
+
+
+def _binfmt_entry(path):
+    """The fields of a binfmt_misc entry file (interpreter, flags, offset, magic, mask)."""
+    fields = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition(" ")
+        fields[key.rstrip(":")] = value.strip()
+    return fields
+
+
+def _binfmt_with_credentials():
+    """Registers qemu-aarch64 again with the C flag, which binfmt-support's entry lacks.
+
+    Without it the kernel runs a foreign setuid binary with the caller's credentials, so sudo in an
+    aarch64 node says "effective uid is not 0" and the operator's become fails, where on a real
+    Kunpeng server it works. C (credentials from the binary, not the interpreter; implies O) gives
+    foreign setuid binaries the semantics native ones have. The registration lasts until the host
+    reboots or binfmt-support registers its own again; this runs at every create, so it is redone.
+    """
+    entry = _binfmt_entry(BINFMT_AARCH64)
+    flags = entry.get("flags", "")
+    if "C" in flags:
+        return False
+
+    def escaped(hex_text):
+        return "".join("\\x" + hex_text[i:i + 2] for i in range(0, len(hex_text), 2))
+
+    rule = ":qemu-aarch64:M:%s:%s:%s:%s:%s" % (entry.get("offset", "0"), escaped(entry["magic"]),
+                                              escaped(entry["mask"]), entry["interpreter"],
+                                              "".join(sorted(set(flags + "FC"))))
+    BINFMT_AARCH64.write_text("-1")
+    (BINFMT_DIR / "register").write_text(rule)
+    return True
+
+
 def enable_foreign_arch():
-    """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host); idempotent."""
-    if Path("/proc/sys/fs/binfmt_misc/qemu-aarch64").exists():
+    """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host), with the
+    credentials flag that setuid binaries (sudo) need; idempotent."""
+    if not BINFMT_AARCH64.exists():
+        if not (shutil.which("qemu-aarch64-static") and shutil.which("update-binfmts")):
+            installed = subprocess.run(["apt-get", "install", "-y", "-q", "qemu-user-static", "binfmt-support"],
+                                       check=False, env=dict(COMMAND_ENV, DEBIAN_FRONTEND="noninteractive"))
+            if installed.returncode != 0:
+                raise SandboxError("installing qemu-user-static and binfmt-support failed (exit %d); fix: run "
+                                   "`make deps` (it updates apt's lists first), then this command again"
+                                   % installed.returncode)
+        if not (BINFMT_DIR / "status").exists():
+            run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT_DIR)])
+        run(["update-binfmts", "--enable", "qemu-aarch64"], check=False)
+        if not BINFMT_AARCH64.exists():
+            raise SandboxError("qemu-aarch64 is still not registered in /proc/sys/fs/binfmt_misc; "
+                               "check `update-binfmts --display qemu-aarch64`")
+        registered = True
+    else:
+        registered = False
+    if _binfmt_with_credentials():
+        registered = True
+    if not registered:
         log("qemu-aarch64 already registered: aarch64 nodes can run")
         return
-    if not (shutil.which("qemu-aarch64-static") and shutil.which("update-binfmts")):
-        installed = subprocess.run(["apt-get", "install", "-y", "-q", "qemu-user-static", "binfmt-support"],
-                                   check=False, env=dict(COMMAND_ENV, DEBIAN_FRONTEND="noninteractive"))
-        if installed.returncode != 0:
-            raise SandboxError("installing qemu-user-static and binfmt-support failed (exit %d); fix: run "
-                               "`make deps` (it updates apt's lists first), then this command again"
-                               % installed.returncode)
-    if not Path("/proc/sys/fs/binfmt_misc/status").exists():
-        run(["mount", "-t", "binfmt_misc", "binfmt_misc", "/proc/sys/fs/binfmt_misc"])
-    run(["update-binfmts", "--enable", "qemu-aarch64"], check=False)
-    if not Path("/proc/sys/fs/binfmt_misc/qemu-aarch64").exists():
-        raise SandboxError("qemu-aarch64 is still not registered in /proc/sys/fs/binfmt_misc; "
-                           "check `update-binfmts --display qemu-aarch64`")
-    log("qemu-aarch64 registered: aarch64 nodes can run")
+    log("qemu-aarch64 registered with flags %s: aarch64 nodes can run"
+        % _binfmt_entry(BINFMT_AARCH64).get("flags", "?"))
 
 
 # ---------------------------------------------------------------------------------------------

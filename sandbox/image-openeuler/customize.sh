@@ -14,7 +14,9 @@ kernel_release_prefix=5.10.0-60.18.0.50.oe2203
 install -m 0644 /etc/os-release /usr/lib/os-release.new
 mv /usr/lib/os-release.new /usr/lib/os-release
 ln -sf ../usr/lib/os-release /etc/os-release
-rm -f /etc/debian_version
+# The base recipe's Ubuntu identity is not this node's: openEuler ships no lsb-release, and
+# Ansible would read Ubuntu (and apt) from it before it looked at os-release.
+rm -f /etc/debian_version /etc/lsb-release
 
 install -d /usr/local/lib/ascend-sandbox
 gcc -O2 -Wall -Werror -shared -fPIC -DKERNEL_RELEASE_PREFIX="\"$kernel_release_prefix\"" \
