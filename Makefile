@@ -161,13 +161,15 @@ molecule: venv
 	$(VENV_BIN)/python tests/molecule/run_scenarios.py
 
 # Each stage runs as its own make so the banner can show how long it took. Once deps and venv
-# are there, the Go builds (containerd for unit, the control plane and the rest for k8s-test and
-# molecule) start in the background, since lint and sanity leave a core idle most of the time;
-# both build scripts hold a lock, so the stages' own calls wait for them and then find the
-# binaries cached, and a failed background build fails again, visibly, in its stage. The
-# background build's output is in .cache/logs/prebuild.log.
+# are there, what later stages build runs in the background, since lint and sanity leave a core
+# idle most of the time: the Go builds (containerd for unit; the control plane, kubelet and
+# Prometheus for k8s-test and molecule) and the node images (molecule's x86_64, openEuler and
+# aarch64 nodes; the aarch64 debootstrap runs under emulation and takes longest). The build
+# scripts and fleet.py hold locks, so a stage's own call waits for the background one and then
+# finds the result cached, and a failed background build fails again, visibly, in its stage.
+# The background output is in .cache/logs/prebuild-*.log.
 PREBUILD_AFTER := venv
-PREBUILD_LOG := .cache/logs/prebuild.log
+PREBUILD_LOGS := .cache/logs
 test:
 	@timings=""; prebuild=""; \
 	trap '[ -z "$$prebuild" ] || kill -- -$$prebuild 2>/dev/null || true' EXIT; \
@@ -184,9 +186,11 @@ test:
 	    exit 1; \
 	  fi; \
 	  if [ "$$stage" = $(PREBUILD_AFTER) ]; then \
-	    mkdir -p $(dir $(PREBUILD_LOG)); \
-	    setsid bash -c '$(MAKE) containerd-builds k8s-builds' > $(PREBUILD_LOG) 2>&1 & prebuild=$$!; \
-	    echo "test: Go builds started in the background (log: $(PREBUILD_LOG))"; \
+	    mkdir -p $(PREBUILD_LOGS); \
+	    setsid bash -c '$(MAKE) containerd-builds k8s-builds > $(PREBUILD_LOGS)/prebuild-go.log 2>&1 & \
+	      { $(FLEET) image && $(FLEET) image --os openeuler-22.03 && $(FLEET) image --arch aarch64; } \
+	        > $(PREBUILD_LOGS)/prebuild-images.log 2>&1 & wait' & prebuild=$$!; \
+	    echo "test: Go builds and node images started in the background (logs: $(PREBUILD_LOGS)/prebuild-*.log)"; \
 	  fi; \
 	done; \
 	printf '\n======== stage timings ========\n%b' "$$timings"

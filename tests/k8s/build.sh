@@ -210,7 +210,8 @@ build_cni_plugins() {
         paths+=("$cni_dir/${plugin#*/}")
         packages+=("github.com/containernetworking/plugins/plugins/$plugin@$CNI_PLUGINS_VERSION")
     done
-    if cached "version $CNI_PLUGINS_VERSION" "${paths[@]}"; then
+    # `bridge --version` prints "CNI bridge plugin v1.10.0".
+    if cached "plugin $CNI_PLUGINS_VERSION" "${paths[@]}"; then
         echo "build.sh: CNI plugins $CNI_PLUGINS_VERSION already cached in $cni_dir"
         return 0
     fi
