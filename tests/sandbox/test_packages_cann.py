@@ -124,7 +124,8 @@ def test_upgrade_to_8_5_moves_to_the_cann_tree_and_takes_the_old_kernels_with_it
     assert not testing.node_path_exists(node, "/usr/local/Ascend/ascend-toolkit")
     assert node.exec(["readlink", "/usr/local/Ascend/cann"]).stdout.strip() == "cann-8.5.0"
     sourced = node.exec(["bash", "-c", "source /usr/local/Ascend/cann/set_env.sh && echo $ASCEND_TOOLKIT_HOME"])
-    assert sourced.stdout.strip() == "/usr/local/Ascend/cann"
+    # set_env.sh names the version directory (docs/development.md, "set_env.sh")
+    assert sourced.stdout.strip() == "/usr/local/Ascend/cann-8.5.0"
     assert not testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel")
     testing.run_package(node, OPS, *INSTALL, expect=0)
     assert testing.node_path_exists(node, "/usr/local/Ascend/cann-8.5.0/opp_kernel/version.info")
