@@ -258,10 +258,12 @@ def _wait(what, condition, timeout):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # --state-dir before or after the command; the command's own copy only sets it when given.
+    parser.add_argument('--state-dir', dest='state_dir')
     commands = parser.add_subparsers(dest='command', required=True)
     for name in ('up', 'down', 'wait-targets', 'wait-alert', 'check-dashboard', 'alerts'):
         command = commands.add_parser(name)
-        command.add_argument('--state-dir', required=True)
+        command.add_argument('--state-dir', dest='state_dir', default=argparse.SUPPRESS)
     commands.choices['up'].add_argument('--config', required=True)
     commands.choices['down'].add_argument('--keep-logs', action='store_true')
     targets = commands.choices['wait-targets']
@@ -276,6 +278,8 @@ def main(argv=None):
     alert.add_argument('--timeout', type=int, default=180)
     commands.choices['check-dashboard'].add_argument('--dashboard', required=True)
     args = parser.parse_args(argv)
+    if not args.state_dir:
+        parser.error('--state-dir is required')
     prometheus = Prometheus(args.state_dir)
     try:
         if args.command == 'up':
