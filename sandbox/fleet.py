@@ -452,7 +452,7 @@ def _binfmt_entry(path):
     """The fields of a binfmt_misc entry file (interpreter, flags, offset, magic, mask)."""
     fields = {}
     for line in path.read_text().splitlines():
-        key, _, value = line.partition(" ")
+        key, value = (line.split(" ", 1) + [""])[:2]
         fields[key.rstrip(":")] = value.strip()
     return fields
 
@@ -474,9 +474,9 @@ def _binfmt_with_credentials():
     def escaped(hex_text):
         return "".join("\\x" + hex_text[i:i + 2] for i in range(0, len(hex_text), 2))
 
-    rule = ":qemu-aarch64:M:%s:%s:%s:%s:%s" % (entry.get("offset", "0"), escaped(entry["magic"]),
-                                              escaped(entry["mask"]), entry["interpreter"],
-                                              "".join(sorted(set(flags + "FC"))))
+    rule = ":qemu-aarch64:M:%s:%s:%s:%s:%s" % (
+        entry.get("offset", "0"), escaped(entry["magic"]), escaped(entry["mask"]), entry["interpreter"],
+        "".join(sorted(set(flags + "FC"))))
     BINFMT_AARCH64.write_text("-1")
     (BINFMT_DIR / "register").write_text(rule)
     return True
