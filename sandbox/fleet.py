@@ -485,7 +485,8 @@ def _binfmt_with_credentials():
 def enable_foreign_arch():
     """Registers qemu-aarch64 in the host's binfmt_misc (opt-in: it changes the host), with the
     credentials flag that setuid binaries (sudo) need; idempotent."""
-    if not BINFMT_AARCH64.exists():
+    newly_registered = not BINFMT_AARCH64.exists()
+    if newly_registered:
         if not (shutil.which("qemu-aarch64-static") and shutil.which("update-binfmts")):
             installed = subprocess.run(["apt-get", "install", "-y", "-q", "qemu-user-static", "binfmt-support"],
                                        check=False, env=dict(COMMAND_ENV, DEBIAN_FRONTEND="noninteractive"))
@@ -499,12 +500,7 @@ def enable_foreign_arch():
         if not BINFMT_AARCH64.exists():
             raise SandboxError("qemu-aarch64 is still not registered in /proc/sys/fs/binfmt_misc; "
                                "check `update-binfmts --display qemu-aarch64`")
-        registered = True
-    else:
-        registered = False
-    if _binfmt_with_credentials():
-        registered = True
-    if not registered:
+    if not (_binfmt_with_credentials() or newly_registered):
         log("qemu-aarch64 already registered: aarch64 nodes can run")
         return
     log("qemu-aarch64 registered with flags %s: aarch64 nodes can run"
