@@ -275,6 +275,30 @@ def package_repository_dir(arch, node_os):
     return ROOTFS_CACHE_DIR / ("repository-%s-%s-%s" % (node_os, image_hash(arch, node_os), arch))
 
 
+# Under qemu user emulation (qemu 7.2, Debian 12's) the node's own runc and runc shim cannot start
+# a container: qemu answers the shim's prctl(PR_SET_CHILD_SUBREAPER) and runc's clone() with
+# namespace flags with EINVAL. A node of a foreign architecture therefore gets the host's build of
+# both (tests/containerd/build.sh), mounted where its containerd and the Ascend runtime's runc
+# lookup find them first. The containers' own processes stay the node's architecture.
+NATIVE_CONTAINER_RUNTIME = {"SHIM_RUNC_V2": "/usr/local/bin/containerd-shim-runc-v2",
+                            "RUNC": "/usr/local/sbin/runc"}
+CONTAINERD_BUILD = REPO_ROOT / "tests" / "containerd" / "build.sh"
+
+
+def native_container_runtime_volumes(arch):
+    """podman --volume arguments giving an emulated node the host's runc and runc shim."""
+    if arch == os.uname().machine:
+        return []
+    paths = dict(line.split("=", 1) for line in run(["bash", CONTAINERD_BUILD, "--paths"]).stdout.split())
+    # The shim comes with a containerd build; both are cached after the first one.
+    built = run(["bash", CONTAINERD_BUILD, paths["SHIM_RUNC_V2_VERSION"], "runc"], check=False)
+    if built.returncode != 0:
+        raise SandboxError("could not build the native runc and runc shim an emulated %s node needs: %s"
+                           % (arch, (built.stderr or built.stdout).strip()[-2000:]))
+    return [argument for name, target in sorted(NATIVE_CONTAINER_RUNTIME.items())
+            for argument in ("--volume", "%s:%s:ro" % (paths[name], target))]
+
+
 def check_arch(arch, host=None):
     if arch not in ARCHITECTURES:
         raise SandboxError("%sunknown architecture %r; use one of %s" % (
@@ -873,6 +897,7 @@ class Fleet:
         cpuinfo = spec.state_dir / "cpuinfo"
         # runc allows this one file of /proc to be mounted over (as LXCFS does).
         cpuinfo_volume = ["--volume", "%s:/proc/cpuinfo:ro" % cpuinfo] if cpuinfo.exists() else []
+        native_runtime_volumes = native_container_runtime_volumes(spec.arch)
         repository = package_repository_dir(spec.arch, spec.node_os)
         repository_mount = []
         if repository is not None:
@@ -891,6 +916,7 @@ class Fleet:
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
                *cpuinfo_volume,
+               *native_runtime_volumes,
                *repository_mount,
                *[argument for target in AUTHORIZED_KEYS_FILES
                  for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],

@@ -7,7 +7,11 @@
 # whose binary is already cached and answers `--version` is not rebuilt, so running this again
 # costs nothing.
 #
-# Usage: tests/containerd/build.sh [version ...]   (default: every pinned version below)
+# It also builds runc, which with containerd 1.7's runc shim is what an aarch64 sandbox node runs
+# natively (sandbox/README.md, "aarch64 nodes").
+#
+# Usage: tests/containerd/build.sh [version | runc ...]   (default: every pinned version and runc)
+#        tests/containerd/build.sh --paths   print NAME=path of the binaries a node uses (no build)
 # Needs Go >= 1.21 on PATH (or in /usr/local/go/bin); with GOTOOLCHAIN=auto an older-than-needed Go
 # fetches the toolchain the module asks for from the same proxy.
 set -euo pipefail
@@ -15,7 +19,20 @@ set -euo pipefail
 # Pinned releases: the newest 1.7 patch (config version 2) and a 2.x release (config version 3).
 PINNED_VERSIONS=(v1.7.35 v2.4.2)
 
+# runc's newest release; static, with cgo for its nsenter part and without seccomp (which would
+# need libseccomp's static library; nothing the sandbox runs asks runc for a seccomp profile).
+RUNC_VERSION=v1.5.3
+
 CACHE_ROOT="${NPU_ASCEND_CACHE:-$HOME/.cache/npu-ascend}/containerd"
+RUNC_BINARY="$CACHE_ROOT/runc-$RUNC_VERSION/bin/runc"
+
+if [ "${1:-}" = "--paths" ]; then
+    echo "SHIM_RUNC_V2=$CACHE_ROOT/${PINNED_VERSIONS[0]}/bin/containerd-shim-runc-v2"
+    echo "SHIM_RUNC_V2_VERSION=${PINNED_VERSIONS[0]}"
+    echo "RUNC=$RUNC_BINARY"
+    echo "RUNC_VERSION=$RUNC_VERSION"
+    exit 0
+fi
 
 # btrfs, devmapper and zfs snapshotters need C headers and cgo; the tests only run
 # `config default` and `config dump`, which never touch a snapshotter, so leave them out and
@@ -84,6 +101,35 @@ build_one() {
     "$binary" --version
 }
 
+build_runc() {
+    # `runc --version` prints "runc version 1.5.3" first.
+    if [ -x "$RUNC_BINARY" ] && "$RUNC_BINARY" --version 2>/dev/null | grep -Fx "runc version ${RUNC_VERSION#v}" >/dev/null; then
+        echo "build.sh: runc $RUNC_VERSION already cached at $RUNC_BINARY"
+        return 0
+    fi
+    echo "build.sh: building runc $RUNC_VERSION"
+    local source_dir work_dir
+    source_dir="$(go mod download -json "github.com/opencontainers/runc@$RUNC_VERSION" \
+        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    if [ -z "$source_dir" ] || [ ! -d "$source_dir" ]; then
+        echo "build.sh: could not download github.com/opencontainers/runc@$RUNC_VERSION" >&2
+        return 1
+    fi
+    work_dir="$(mktemp -d "${TMPDIR:-/tmp}/runc-build.XXXXXX")"
+    # shellcheck disable=SC2064  # expand now: work_dir is local
+    trap "rm -rf '$work_dir'" RETURN
+    cp -R "$source_dir/." "$work_dir/"
+    chmod -R u+w "$work_dir"
+    mkdir -p "$(dirname "$RUNC_BINARY")"
+    # The version comes from the module's VERSION file (embedded), as in runc's own builds.
+    (cd "$work_dir" && env CGO_ENABLED=1 GOFLAGS="-mod=mod -buildvcs=false" \
+        GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" \
+        go build -trimpath -tags "netgo osusergo" \
+        -ldflags "-s -w -extldflags -static" -o "$work_dir/runc" .)
+    mv -f "$work_dir/runc" "$RUNC_BINARY"
+    "$RUNC_BINARY" --version
+}
+
 # One build at a time per cache: `make test` starts this in the background while lint runs,
 # and the unit stage's own call then waits here and finds the binaries cached.
 mkdir -p "$CACHE_ROOT"
@@ -92,8 +138,12 @@ flock 9
 
 versions=("$@")
 if [ "${#versions[@]}" -eq 0 ]; then
-    versions=("${PINNED_VERSIONS[@]}")
+    versions=("${PINNED_VERSIONS[@]}" runc)
 fi
 for version in "${versions[@]}"; do
-    build_one "$version"
+    if [ "$version" = runc ]; then
+        build_runc
+    else
+        build_one "$version"
+    fi
 done
