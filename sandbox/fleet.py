@@ -278,15 +278,17 @@ def package_repository_dir(arch, node_os):
 # Under qemu user emulation (qemu 7.2, Debian 12's) the node's own runc and runc shim cannot start
 # a container: qemu answers the shim's prctl(PR_SET_CHILD_SUBREAPER) and runc's clone() with
 # namespace flags with EINVAL. A node of a foreign architecture therefore gets the host's build of
-# both (tests/containerd/build.sh), mounted where its containerd and the Ascend runtime's runc
-# lookup find them first. The containers' own processes stay the node's architecture.
+# both (tests/containerd/build.sh), copied where its containerd and the Ascend runtime's runc
+# lookup find them first. Copied, not bind-mounted: runc protects its own binary with an overlay
+# of the binary's directory, in which a file mounted over shows as its empty mount point. The
+# containers' own processes stay the node's architecture.
 NATIVE_CONTAINER_RUNTIME = {"SHIM_RUNC_V2": "/usr/local/bin/containerd-shim-runc-v2",
                             "RUNC": "/usr/local/sbin/runc"}
 CONTAINERD_BUILD = REPO_ROOT / "tests" / "containerd" / "build.sh"
 
 
-def native_container_runtime_volumes(arch):
-    """podman --volume arguments giving an emulated node the host's runc and runc shim."""
+def native_container_runtime_files(arch):
+    """[(host path, node path)] of the host's runc and runc shim an emulated node runs."""
     if arch == os.uname().machine:
         return []
     paths = dict(line.split("=", 1) for line in run(["bash", CONTAINERD_BUILD, "--paths"]).stdout.split())
@@ -295,8 +297,7 @@ def native_container_runtime_volumes(arch):
     if built.returncode != 0:
         raise SandboxError("could not build the native runc and runc shim an emulated %s node needs: %s"
                            % (arch, (built.stderr or built.stdout).strip()[-2000:]))
-    return [argument for name, target in sorted(NATIVE_CONTAINER_RUNTIME.items())
-            for argument in ("--volume", "%s:%s:ro" % (paths[name], target))]
+    return [(paths[name], target) for name, target in sorted(NATIVE_CONTAINER_RUNTIME.items())]
 
 
 def check_arch(arch, host=None):
@@ -897,13 +898,13 @@ class Fleet:
         cpuinfo = spec.state_dir / "cpuinfo"
         # runc allows this one file of /proc to be mounted over (as LXCFS does).
         cpuinfo_volume = ["--volume", "%s:/proc/cpuinfo:ro" % cpuinfo] if cpuinfo.exists() else []
-        native_runtime_volumes = native_container_runtime_volumes(spec.arch)
+        native_runtime_files = native_container_runtime_files(spec.arch)
         repository = package_repository_dir(spec.arch, spec.node_os)
         repository_mount = []
         if repository is not None:
             target = NODE_OSES[spec.node_os]["repository"]["mount_at"] % spec.arch
             repository_mount = ["--volume", "%s:%s:ro" % (repository, target)]
-        podman("run", "--detach", "--name", spec.name, "--hostname", spec.name,
+        podman("create", "--name", spec.name, "--hostname", spec.name,
                "--privileged", "--systemd=always", "--restart=always",
                "--arch", ARCHITECTURES[spec.arch]["oci"],
                # On this cgroup v1 host a node sees its cgroups as host paths; runc, which the
@@ -916,11 +917,14 @@ class Fleet:
                "--volume", "%s:/sys/bus/pci/devices:ro" % (spec.state_dir / "sysfs"),
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
                *cpuinfo_volume,
-               *native_runtime_volumes,
                *repository_mount,
                *[argument for target in AUTHORIZED_KEYS_FILES
                  for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],
                image, "/sbin/init")
+        # Before the first boot, so that the node's containerd never sees its own shim.
+        for source, target in native_runtime_files:
+            podman("cp", source, "%s:%s" % (spec.name, target))
+        podman("start", spec.name)
 
     def wait_running(self, host, timeout=None, after_marker=None):
         """Waits for systemd to finish booting; with after_marker, for a boot other than that one."""

@@ -72,3 +72,29 @@ def test_the_cpu_is_part_of_an_aarch64_node_hardware_only():
 def test_each_architecture_has_its_own_probe_image_archive():
     assert fleet.probe_image_archive("x86_64").name == "probe-image.tar"
     assert fleet.probe_image_archive("aarch64").name == "probe-image-aarch64.tar"
+
+
+def test_a_node_of_the_host_architecture_runs_its_own_runc():
+    assert fleet.native_container_runtime_files("x86_64") == []
+
+
+def _elf_machine_and_interpreter(path):
+    """(e_machine, has PT_INTERP) of a 64-bit little-endian ELF file."""
+    with open(path, "rb") as handle:
+        data = handle.read(1 << 16)
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, path
+    machine = int.from_bytes(data[18:20], "little")
+    program_headers = int.from_bytes(data[32:40], "little")
+    entry_size = int.from_bytes(data[54:56], "little")
+    count = int.from_bytes(data[56:58], "little")
+    kinds = [int.from_bytes(data[program_headers + i * entry_size:program_headers + i * entry_size + 4], "little")
+             for i in range(count)]
+    return machine, 3 in kinds  # PT_INTERP
+
+
+def test_an_emulated_node_gets_static_host_builds_of_runc_and_its_shim():
+    files = dict((target, source) for source, target in fleet.native_container_runtime_files("aarch64"))
+    assert set(files) == {"/usr/local/sbin/runc", "/usr/local/bin/containerd-shim-runc-v2"}
+    for source in files.values():
+        # x86_64 (EM_X86_64 = 62) and without a dynamic loader: the node has no x86_64 libc.
+        assert _elf_machine_and_interpreter(source) == (62, False), source
