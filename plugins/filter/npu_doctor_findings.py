@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils import doctor
+from ansible_collections.npu.ascend.plugins.plugin_utils import doctor
 
 
 def npu_doctor_findings(nodes, cluster=None, options=None):

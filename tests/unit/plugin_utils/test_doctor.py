@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat, doctor, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import compat, npu_smi
+from ansible_collections.npu.ascend.plugins.plugin_utils import doctor
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
 
 from conftest import SAMPLES_DIR
