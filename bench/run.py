@@ -140,6 +140,7 @@ def write_inventory(hosts, install_scale):
             'k8s_kubeconfig': os.path.join(K8S_STATE_DIR, 'kubeconfig'),
             'k8s_context': 'npu-ascend-test',
             'validate_k8s_success_phases': ['Running', 'Succeeded'],
+            'validate_k8s_check_output': False,
             'exporter_monitoring_dir': MONITORING_DIR,
             'exporter_promtool': promtool_path(),
             'fleet_report_dir': os.path.join(CACHE_DIR, 'fleet-report'),
