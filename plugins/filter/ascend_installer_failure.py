@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import installer_failure_message
+from ansible_collections.npu.ascend.plugins.module_utils.installer_output import installer_failure_message
 
 
 def ascend_installer_failure(result, host, part, task_name=None):

@@ -157,6 +157,7 @@ import platform
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
+from ansible_collections.npu.ascend.plugins.module_utils import install_state
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils import version_files
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
@@ -199,7 +200,7 @@ def read_pci_identity():
 
 def node_stack(desired, install_path):
     """Fill what ``desired`` leaves out from the node."""
-    installed = runfile.read_all_installed(install_path, platform.machine(), runfile.read_install_record())
+    installed = install_state.read_all_installed(install_path, platform.machine(), install_state.read_install_record())
     family = product = None
     if 'chip_family' not in desired or 'product' not in desired:
         family, product = read_pci_identity()

@@ -191,6 +191,8 @@ import platform
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
+from ansible_collections.npu.ascend.plugins.module_utils import install_state
+from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
@@ -260,14 +262,14 @@ def device_nodes():
 
 def reboot_state():
     try:
-        boot = runfile.read_current_boot()
+        boot = reboot_marker.read_current_boot()
     except ValueError:
         return False, []
     try:
-        marker = runfile.parse_reboot_marker(_read(runfile.REBOOT_MARKER_PATH))
+        marker = reboot_marker.parse_reboot_marker(_read(reboot_marker.REBOOT_MARKER_PATH))
     except (IOError, OSError):
         marker = None
-    return runfile.reboot_pending(marker, boot)
+    return reboot_marker.reboot_pending(marker, boot)
 
 
 def _family_facts(devices):
@@ -309,7 +311,7 @@ def free_kb(path):
 def gather(module, install_path):
     arch = platform.machine()
     devices, source = gather_pci(module)
-    record = runfile.read_install_record()
+    record = install_state.read_install_record()
     pending, reasons = reboot_state()
     facts = {
         'arch': arch,
@@ -317,13 +319,13 @@ def gather(module, install_path):
         'pci_devices': devices,
         'pci_source': source,
         'npu_count': len(devices),
-        'installed': runfile.read_all_installed(install_path, arch, record),
+        'installed': install_state.read_all_installed(install_path, arch, record),
         'install_record': record,
         'device_nodes': device_nodes(),
         'npu_smi_path': find_npu_smi(module),
         'reboot_pending': pending,
         'reboot_reasons': reasons,
-        'reboot_marker': runfile.REBOOT_MARKER_PATH,
+        'reboot_marker': reboot_marker.REBOOT_MARKER_PATH,
     }
     facts.update(_family_facts(devices))
     facts['os'] = read_os_release()

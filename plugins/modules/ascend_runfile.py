@@ -226,7 +226,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import node_lock, runfile
+from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, node_lock, reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
@@ -302,14 +302,14 @@ def machine_arch():
 
 
 def log_tail_for(component, output, started_at):
-    named = runfile.log_file_from_output(output)
+    named = installer_output.log_file_from_output(output)
     candidates = [named] if named else []
     if component in runfile.HDK_COMPONENTS:
-        candidates.append(runfile.INSTALL_LOG_PATH)
+        candidates.append(installer_output.INSTALL_LOG_PATH)
     else:
         # CANN installers write their own log under the same directory; take what changed during the run.
         try:
-            logs = [os.path.join(runfile.INSTALL_LOG_DIR, name) for name in os.listdir(runfile.INSTALL_LOG_DIR)]
+            logs = [os.path.join(installer_output.INSTALL_LOG_DIR, name) for name in os.listdir(installer_output.INSTALL_LOG_DIR)]
         except OSError:
             logs = []
         fresh = [path for path in logs if path.endswith('.log') and os.path.getmtime(path) >= started_at - 1]
@@ -317,7 +317,7 @@ def log_tail_for(component, output, started_at):
     for path in candidates:
         try:
             with open(path, 'r') as handle:
-                return runfile.log_tail(handle.read())
+                return installer_output.log_tail(handle.read())
         except (IOError, OSError):
             continue
     return []
@@ -374,19 +374,19 @@ class Runner(object):
 
 def record_reboot(module, component, version):
     try:
-        boot = runfile.read_current_boot()
+        boot = reboot_marker.read_current_boot()
     except ValueError as error:
         module.warn('cannot tell the current boot, the reboot request is not recorded: %s' % error)
         return
     marker = None
     try:
-        with open(runfile.REBOOT_MARKER_PATH, 'r') as handle:
-            marker = runfile.parse_reboot_marker(handle.read())
+        with open(reboot_marker.REBOOT_MARKER_PATH, 'r') as handle:
+            marker = reboot_marker.parse_reboot_marker(handle.read())
     except (IOError, OSError):
         pass
     recorded_at = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-    updated = runfile.add_reboot_reason(marker or {}, boot, component, version, recorded_at)
-    directory = os.path.dirname(runfile.REBOOT_MARKER_PATH)
+    updated = reboot_marker.add_reboot_reason(marker or {}, boot, component, version, recorded_at)
+    directory = os.path.dirname(reboot_marker.REBOOT_MARKER_PATH)
     try:
         if not os.path.isdir(directory):
             os.makedirs(directory, 0o755)
@@ -395,9 +395,9 @@ def record_reboot(module, component, version):
         with os.fdopen(handle, 'w') as stream:
             stream.write(module.jsonify(updated))
         os.chmod(temporary, 0o644)
-        os.rename(temporary, runfile.REBOOT_MARKER_PATH)
+        os.rename(temporary, reboot_marker.REBOOT_MARKER_PATH)
     except (IOError, OSError) as error:
-        module.warn('cannot record the pending reboot in %s: %s' % (runfile.REBOOT_MARKER_PATH, error))
+        module.warn('cannot record the pending reboot in %s: %s' % (reboot_marker.REBOOT_MARKER_PATH, error))
 
 
 def describe_package(module, src, component):
@@ -465,14 +465,14 @@ def _decide(module, runner, component, src, src_exists, package_version, install
     install_path, state = params['install_path'], params['state']
     arch = machine_arch()
     try:
-        installed = runfile.read_all_installed(install_path, arch, runfile.read_install_record())
+        installed = install_state.read_all_installed(install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('cannot tell which %s is installed: %s' % (component, error))
     entry = installed[runfile.FACT_KEYS[component]]
     version_before = entry['version'] if entry else None
 
     plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
-                               runfile.installed_versions(entry))
+                               install_state.installed_versions(entry))
     if plan['action'] == 'refuse':
         runner.fail(plan['reason'])
     if plan['action'] in runfile.INSTALLING_ACTIONS:
@@ -580,7 +580,7 @@ def main():
         if not os.access(src, os.X_OK):
             runner.fail('%s is not executable; copy it with mode 0755' % src)
         rc, text = runner.run([src, '--check'], params['timeout'])
-        problem = runfile.interpret_archive_check(rc, text)
+        problem = installer_output.interpret_archive_check(rc, text)
         if problem:
             runner.fail('%s package %s: %s. Fix: copy or download the package again and compare its sha256 '
                         'with the one Huawei publishes; a checksum list made from the damaged file does not catch this.'
@@ -594,14 +594,14 @@ def main():
             step = 'uninstall'
         result['changed'] = True
         rc, text = runner.run(argv, params['timeout'])
-        verdict = runfile.interpret_result(component, step, rc, text)
+        verdict = installer_output.interpret_result(component, step, rc, text)
         if not verdict['ok']:
             runner.fail(verdict['message'], cause=verdict['cause'], fix=verdict['fix'])
         if verdict['reboot_required']:
             result['reboot_required'] = True
 
     try:
-        after = runfile.read_installed(component, install_path, arch, runfile.read_install_record())
+        after = install_state.read_installed(component, install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('the %s installer finished but the installed version cannot be read: %s' % (component, error))
     version_after = after['version'] if after else None
@@ -610,7 +610,7 @@ def main():
         result['diff']['after'] = 'version: %s\n' % version_after
     if plan['action'] == 'uninstall':
         removed = plan['version']
-        if any(compare_versions(version, removed) == 0 for version in runfile.installed_versions(after)):
+        if any(compare_versions(version, removed) == 0 for version in install_state.installed_versions(after)):
             runner.fail('the %s uninstall reported success but %s is still installed' % (component, removed))
     elif version_after is None or compare_versions(version_after, package_version) != 0:
         runner.fail('the %s installer reported success but the installed version is now %s, not %s; see log_tail'

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, reboot_marker, runfile
 
 DRIVER = '/pkg/Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run'
 FIRMWARE = '/pkg/Ascend-hdk-910b-npu-firmware_7.7.0.1.231.run'
@@ -54,9 +54,9 @@ def test_uninstall_with_a_package_of_another_version_removes_the_installed_one()
 
 
 def test_installed_versions():
-    assert runfile.installed_versions(None) == []
-    assert runfile.installed_versions({'version': '24.1.0'}) == ['24.1.0']
-    assert runfile.installed_versions({'version': '8.2.RC1', 'all_versions': ['8.0.RC3', '8.2.RC1']}) \
+    assert install_state.installed_versions(None) == []
+    assert install_state.installed_versions({'version': '24.1.0'}) == ['24.1.0']
+    assert install_state.installed_versions({'version': '8.2.RC1', 'all_versions': ['8.0.RC3', '8.2.RC1']}) \
         == ['8.0.RC3', '8.2.RC1']
 
 
@@ -154,7 +154,7 @@ def test_nothing_to_run_for_none_and_unknown_component():
 ])
 def test_real_transcripts_succeed_with_the_right_reboot_answer(sample, name, reboot):
     component = os.path.basename(name).split('_')[0]
-    result = runfile.interpret_result(component, 'install', 0, sample(name))
+    result = installer_output.interpret_result(component, 'install', 0, sample(name))
     assert result['ok'], result
     assert result['reboot_required'] is reboot
     assert result['success_marker']
@@ -162,16 +162,16 @@ def test_real_transcripts_succeed_with_the_right_reboot_answer(sample, name, reb
 
 def test_takes_effect_immediately_is_not_a_reboot(sample):
     text = sample('installer/driver_25.0.rc1.1_910b_full.txt')
-    assert runfile.takes_effect_immediately(text)
-    assert not runfile.reboot_required(text)
+    assert installer_output.takes_effect_immediately(text)
+    assert not installer_output.reboot_required(text)
 
 
 def test_exit_code_two_is_success_for_driver_only(sample):
     text = sample('installer/driver_25.0.rc1.1_910b_full.txt')
-    assert runfile.interpret_result('driver', 'install', 2, text)['ok']
-    assert runfile.interpret_result('firmware', 'install', 2, sample('installer/firmware_7.7.0.1.231_910b_full.txt'))['ok']
-    assert not runfile.interpret_result('toolkit', 'install', 2, 'Toolkit: install success')['ok']
-    assert not runfile.interpret_result('driver', 'install', 1, text)['ok']
+    assert installer_output.interpret_result('driver', 'install', 2, text)['ok']
+    assert installer_output.interpret_result('firmware', 'install', 2, sample('installer/firmware_7.7.0.1.231_910b_full.txt'))['ok']
+    assert not installer_output.interpret_result('toolkit', 'install', 2, 'Toolkit: install success')['ok']
+    assert not installer_output.interpret_result('driver', 'install', 1, text)['ok']
 
 
 @pytest.mark.parametrize('line, fix_words', [
@@ -190,48 +190,48 @@ def test_exit_code_two_is_success_for_driver_only(sample):
 ])
 def test_failures_name_component_cause_and_fix(line, fix_words):
     output = '[Driver] [2025-01-01 10:00:00] [INFO]Start time: 2025-01-01 10:00:00\n' + line + '\n'
-    result = runfile.interpret_result('driver', 'install', 1, output)
+    result = installer_output.interpret_result('driver', 'install', 1, output)
     assert not result['ok'] and not result['reboot_required']
     assert result['message'].startswith('driver install failed (rc=1): ')
-    assert result['cause'] == runfile.strip_log_prefix(line)
+    assert result['cause'] == installer_output.strip_log_prefix(line)
     assert not result['cause'].startswith('[')
     assert fix_words in result['fix']
 
 
 def test_err_no_code_is_reported():
-    failure = runfile.find_failure('[Firmware] [d] [ERROR]ERR_NO:0x0093;ERR_DES:do not have root permission')
+    failure = installer_output.find_failure('[Firmware] [d] [ERROR]ERR_NO:0x0093;ERR_DES:do not have root permission')
     assert failure['code'] == '0x0093'
 
 
 def test_failure_line_beats_a_success_exit_code():
-    result = runfile.interpret_result('driver', 'upgrade', 0, '[Driver] [x] [ERROR]Dkms install failed, details in : x')
+    result = installer_output.interpret_result('driver', 'upgrade', 0, '[Driver] [x] [ERROR]Dkms install failed, details in : x')
     assert not result['ok']
 
 
 def test_unknown_failure_quotes_the_last_line():
-    result = runfile.interpret_result('nnal', 'install', 3, 'starting\nsomething odd happened\n')
+    result = installer_output.interpret_result('nnal', 'install', 3, 'starting\nsomething odd happened\n')
     assert not result['ok']
     assert result['cause'] == 'something odd happened'
 
 
 def test_archive_check(sample):
-    assert runfile.interpret_archive_check(0, sample('installer/driver_25.0.rc1.1_910b_check.txt')) is None
-    assert runfile.interpret_archive_check(0, sample('installer/firmware_7.7.0.1.231_910b_check.txt')) is None
+    assert installer_output.interpret_archive_check(0, sample('installer/driver_25.0.rc1.1_910b_check.txt')) is None
+    assert installer_output.interpret_archive_check(0, sample('installer/firmware_7.7.0.1.231_910b_check.txt')) is None
     broken = 'Verifying archive integrity...  Error in SHA256 checksums: abc is different from def\n'
-    assert 'is different from' in runfile.interpret_archive_check(1, broken)
-    assert runfile.interpret_archive_check(2, '') is not None
+    assert 'is different from' in installer_output.interpret_archive_check(1, broken)
+    assert installer_output.interpret_archive_check(2, '') is not None
 
 
 def test_log_file_is_taken_from_the_output(sample):
     text = sample('installer/firmware_7.7.0.1.231_910b_full.txt')
-    assert runfile.log_file_from_output(text) == '/var/log/ascend_seclog/ascend_install.log'
-    assert runfile.log_file_from_output('no log named') is None
+    assert installer_output.log_file_from_output(text) == '/var/log/ascend_seclog/ascend_install.log'
+    assert installer_output.log_file_from_output('no log named') is None
 
 
 def test_log_tail_keeps_the_last_lines():
     text = '\n'.join('line %d' % number for number in range(50))
-    assert runfile.log_tail(text) == ['line %d' % number for number in range(30, 50)]
-    assert runfile.log_tail('') == []
+    assert installer_output.log_tail(text) == ['line %d' % number for number in range(30, 50)]
+    assert installer_output.log_tail('') == []
 
 
 # ---------------------------------------------------------------- reboot marker
@@ -240,36 +240,36 @@ PID1_STAT = '1 (systemd (init)) S 0 1 1 0 -1 4194560 54087 1466911 96 1254 102 7
 
 
 def test_pid1_start_time_counts_fields_after_the_command_name():
-    assert runfile.parse_pid1_start_time(PID1_STAT) == '4242'
+    assert reboot_marker.parse_pid1_start_time(PID1_STAT) == '4242'
     with pytest.raises(ValueError):
-        runfile.parse_pid1_start_time('garbage')
+        reboot_marker.parse_pid1_start_time('garbage')
 
 
 def test_reboot_marker_pends_until_the_boot_changes():
-    boot = runfile.current_boot('abc\n', PID1_STAT)
-    marker = runfile.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 't1')
-    marker = runfile.parse_reboot_marker(json.dumps(marker))
-    assert runfile.reboot_pending(marker, boot) == (True, [
+    boot = reboot_marker.current_boot('abc\n', PID1_STAT)
+    marker = reboot_marker.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 't1')
+    marker = reboot_marker.parse_reboot_marker(json.dumps(marker))
+    assert reboot_marker.reboot_pending(marker, boot) == (True, [
         {'component': 'driver', 'version': '25.0.rc1.1', 'recorded_at': 't1'}])
     restarted_container = {'boot_id': 'abc', 'pid1_start_time': '9999'}
-    assert runfile.reboot_pending(marker, restarted_container) == (False, [])
+    assert reboot_marker.reboot_pending(marker, restarted_container) == (False, [])
     rebooted_host = {'boot_id': 'def', 'pid1_start_time': '4242'}
-    assert runfile.reboot_pending(marker, rebooted_host)[0] is False
+    assert reboot_marker.reboot_pending(marker, rebooted_host)[0] is False
 
 
 def test_reboot_reasons_accumulate_within_a_boot_and_reset_after():
     boot = {'boot_id': 'a', 'pid1_start_time': '1'}
-    marker = runfile.add_reboot_reason({}, boot, 'firmware', '7.7.0.1.231', 't1')
-    marker = runfile.add_reboot_reason(marker, boot, 'driver', '25.0.rc1.1', 't2')
+    marker = reboot_marker.add_reboot_reason({}, boot, 'firmware', '7.7.0.1.231', 't1')
+    marker = reboot_marker.add_reboot_reason(marker, boot, 'driver', '25.0.rc1.1', 't2')
     assert [reason['component'] for reason in marker['reasons']] == ['firmware', 'driver']
     later = {'boot_id': 'a', 'pid1_start_time': '2'}
-    marker = runfile.add_reboot_reason(marker, later, 'driver', '25.0.rc1.1', 't3')
+    marker = reboot_marker.add_reboot_reason(marker, later, 'driver', '25.0.rc1.1', 't3')
     assert [reason['component'] for reason in marker['reasons']] == ['driver']
 
 
 def test_damaged_marker_pends_nothing():
-    assert runfile.parse_reboot_marker('{not json') is None
-    assert runfile.reboot_pending(None, {'boot_id': 'a', 'pid1_start_time': '1'}) == (False, [])
+    assert reboot_marker.parse_reboot_marker('{not json') is None
+    assert reboot_marker.reboot_pending(None, {'boot_id': 'a', 'pid1_start_time': '1'}) == (False, [])
 
 
 # ---------------------------------------------------------------- installed versions
@@ -292,7 +292,7 @@ def make_tree(root, sample):
 
 def test_read_all_installed_from_the_contract_paths(tmp_path, sample):
     make_tree(tmp_path, sample)
-    installed = runfile.read_all_installed(str(tmp_path), 'aarch64')
+    installed = install_state.read_all_installed(str(tmp_path), 'aarch64')
     assert sorted(installed) == ['docker_runtime', 'driver', 'firmware', 'kernels', 'nnal', 'ops', 'toolkit']
     assert installed['driver']['version'] == '25.0.rc1.1'
     assert installed['driver']['compatible_version_fw'] == '[7.0.0,7.7.99]'
@@ -315,7 +315,7 @@ def test_cann_85_layout_and_ops(tmp_path, sample):
           sample('files/ascend_toolkit_install.info_8.5.0_aarch64.txt').replace('aarch64', 'x86_64'))
     write(cann / 'opp_kernel' / 'version.info', 'Version=8.5.0.0.1\nversion_dir=8.5.0\n')
     os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
-    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    installed = install_state.read_all_installed(str(tmp_path), 'x86_64')
     assert installed['toolkit']['version'] == '8.5.0'
     assert installed['toolkit']['layout'] == 'cann'
     assert installed['ops']['version'] == '8.5.0'
@@ -324,14 +324,14 @@ def test_cann_85_layout_and_ops(tmp_path, sample):
 
 def test_nothing_installed_and_damaged_files(tmp_path):
     write(tmp_path / 'driver' / 'version.info', 'no version here\n')
-    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    installed = install_state.read_all_installed(str(tmp_path), 'x86_64')
     assert all(value is None for value in installed.values())
 
 
 def test_driver_found_through_the_install_record(tmp_path, sample):
     write(tmp_path / 'davinci' / 'driver' / 'version.info', sample('files/driver_version.info_24.1.rc1.txt'))
     record = {'Driver_Install_Path_Param': str(tmp_path / 'davinci')}
-    found = runfile.read_installed('driver', str(tmp_path / 'Ascend'), 'aarch64', record)
+    found = install_state.read_installed('driver', str(tmp_path / 'Ascend'), 'aarch64', record)
     assert found['version'] == '24.1.rc1'
 
 
@@ -345,7 +345,7 @@ def test_kernels_and_ops_need_the_right_toolkit():
 def test_a_killed_installer_is_explained_with_a_fix():
     # The shell reports a SIGKILL with a bare "Killed" line and rc 137; nothing in it says what to do.
     output = '[Driver] [2025-01-01 10:00:00] [INFO]upgradePercentage:30%\nKilled\n'
-    verdict = runfile.interpret_result('driver', 'install', 137, output)
+    verdict = installer_output.interpret_result('driver', 'install', 137, output)
     assert not verdict['ok']
     assert 'killed (SIGKILL, rc=137)' in verdict['cause']
     assert '/usr/local/Ascend/driver/script/uninstall.sh' in verdict['fix'] and 'and reboot, then run again' in verdict['fix']
@@ -354,7 +354,7 @@ def test_a_killed_installer_is_explained_with_a_fix():
 
 def test_a_known_failure_line_wins_over_the_killed_explanation():
     output = '[Driver] [ERROR]Dkms install failed, details in : var/log/ascend_seclog/ascend_install.log.\nKilled\n'
-    verdict = runfile.interpret_result('driver', 'install', 137, output)
+    verdict = installer_output.interpret_result('driver', 'install', 137, output)
     assert 'Dkms install failed' in verdict['cause'] and 'kernel headers' in verdict['fix']
 
 
@@ -374,12 +374,12 @@ def test_operator_kernels_component_refuses_a_text_that_is_no_version():
 
 def test_installer_failure_passes_on_the_modules_own_message():
     result = {'failed': True, 'component': 'toolkit', 'msg': 'node-1: CANN toolkit: the installer failed. Fix: ...'}
-    assert runfile.installer_failure_message(result, 'node-1', 'CANN', 'Install the toolkit') == result['msg']
+    assert installer_output.installer_failure_message(result, 'node-1', 'CANN', 'Install the toolkit') == result['msg']
 
 
 def test_installer_failure_without_an_answer_names_host_part_task_cause_and_fix():
     result = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh: Connection closed\n'}
-    message = runfile.installer_failure_message(result, 'node-1', 'CANN', 'Install or upgrade the CANN toolkit')
+    message = installer_output.installer_failure_message(result, 'node-1', 'CANN', 'Install or upgrade the CANN toolkit')
     assert message.startswith('node-1: CANN: no result came back from the node (Install or upgrade the CANN toolkit): '
                               'Failed to connect to the host via ssh: Connection closed. The node went down')
     assert 'Fix: bring the node back up' in message
@@ -387,7 +387,7 @@ def test_installer_failure_without_an_answer_names_host_part_task_cause_and_fix(
 
 def test_installer_failure_of_the_roles_own_answer_check_leaves_out_the_task():
     result = {'failed': True, 'assertion': '__cann_lost | length == 0', 'msg': 'the toolkit installer: Shared connection closed'}
-    message = runfile.installer_failure_message(result, 'node-1', 'CANN', 'Check that the node answered every installer')
+    message = installer_output.installer_failure_message(result, 'node-1', 'CANN', 'Check that the node answered every installer')
     assert message.startswith('node-1: CANN: no result came back from the node: the toolkit installer: Shared connection closed.')
 
 
@@ -402,7 +402,7 @@ def test_cann_85_tree_seen_through_an_ascend_toolkit_link_is_not_kernels(tmp_pat
     os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
     (tmp_path / 'ascend-toolkit').mkdir()
     os.symlink(compat_link, str(tmp_path / 'ascend-toolkit' / 'latest'))
-    installed = runfile.read_all_installed(str(tmp_path), 'x86_64')
+    installed = install_state.read_all_installed(str(tmp_path), 'x86_64')
     assert installed['kernels'] is None
     assert installed['ops']['version'] == '8.5.0'
     assert installed['toolkit']['version'] == '8.5.0'
@@ -419,7 +419,7 @@ def test_old_kernels_beside_the_cann_85_tree_are_still_found(tmp_path, sample):
           sample('files/ascend_toolkit_install.info_8.5.0_aarch64.txt'))
     write(cann / 'opp_kernel' / 'version.info', 'Version=8.5.0.0.1\nversion_dir=8.5.0\n')
     os.symlink('cann-8.5.0', str(tmp_path / 'cann'))
-    installed = runfile.read_all_installed(str(tmp_path), 'aarch64')
+    installed = install_state.read_all_installed(str(tmp_path), 'aarch64')
     assert installed['kernels']['version'] == '8.2.RC1'
     assert installed['kernels']['path'] == os.path.realpath(str(tmp_path / 'ascend-toolkit' / '8.2.RC1'))
     assert installed['ops']['version'] == '8.5.0'

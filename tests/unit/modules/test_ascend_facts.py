@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_facts
 
 SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'files')
@@ -28,7 +28,7 @@ def node(tmp_path, monkeypatch):
     pci_function(sysfs, '0000:c2:00.0', '0xd802', '0x3002')
     pci_function(sysfs, '0000:00:1f.0', '0x1234', '0x0000', vendor='0x8086', pci_class='0x060100')
     monkeypatch.setattr(ascend_facts, 'SYSFS_PCI_DEVICES', str(sysfs))
-    monkeypatch.setattr(runfile, 'REBOOT_MARKER_PATH', str(tmp_path / 'reboot-required.json'))
+    monkeypatch.setattr(reboot_marker, 'REBOOT_MARKER_PATH', str(tmp_path / 'reboot-required.json'))
     install_path = tmp_path / 'Ascend'
     (install_path / 'driver').mkdir(parents=True)
     with open(os.path.join(SAMPLES, 'driver_version.info_25.0.rc1.1.txt')) as handle:
@@ -51,17 +51,17 @@ def test_facts_from_sysfs_and_version_files(node, run_module):
 
 
 def test_reboot_pending_follows_the_marker(node, run_module):
-    boot = runfile.read_current_boot()
-    marker = runfile.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 'now')
-    with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
+    boot = reboot_marker.read_current_boot()
+    marker = reboot_marker.add_reboot_reason({}, boot, 'driver', '25.0.rc1.1', 'now')
+    with open(reboot_marker.REBOOT_MARKER_PATH, 'w') as handle:
         json.dump(marker, handle)
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['reboot_pending'] is True
     assert facts['reboot_reasons'][0]['component'] == 'driver'
-    assert facts['reboot_marker'] == runfile.REBOOT_MARKER_PATH
+    assert facts['reboot_marker'] == reboot_marker.REBOOT_MARKER_PATH
     marker['pid1_start_time'] = 'an earlier boot'
-    with open(runfile.REBOOT_MARKER_PATH, 'w') as handle:
+    with open(reboot_marker.REBOOT_MARKER_PATH, 'w') as handle:
         json.dump(marker, handle)
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']

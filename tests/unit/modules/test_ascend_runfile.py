@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 ARCH = platform.machine()
@@ -40,7 +40,7 @@ exit 2
 
 @pytest.fixture
 def node(tmp_path, monkeypatch):
-    monkeypatch.setattr(runfile, 'REBOOT_MARKER_PATH', str(tmp_path / 'state' / 'reboot-required.json'))
+    monkeypatch.setattr(reboot_marker, 'REBOOT_MARKER_PATH', str(tmp_path / 'state' / 'reboot-required.json'))
     packages = tmp_path / 'packages'
     packages.mkdir()
     install_path = tmp_path / 'Ascend'
@@ -81,9 +81,9 @@ def test_fresh_install_upgrade_and_idempotence(node, run_module):
     assert result['diff'] == {'before': 'version: None\n', 'after': 'version: 24.1.rc2\n'}
     assert calls(node) == ['--check', ' '.join(result['cmd'][1:])]
 
-    marker = json.loads(open(runfile.REBOOT_MARKER_PATH).read())
+    marker = json.loads(open(reboot_marker.REBOOT_MARKER_PATH).read())
     assert marker['reasons'][0]['component'] == 'driver'
-    assert runfile.reboot_pending(marker, runfile.read_current_boot())[0] is True
+    assert reboot_marker.reboot_pending(marker, reboot_marker.read_current_boot())[0] is True
 
     again = run_module(ascend_runfile, {'src': src, 'install_path': node['install_path']})
     assert not again['changed'] and again['action'] == 'keep' and again['cmd'] == []
@@ -186,7 +186,7 @@ def test_installer_failure_names_cause_and_fix(node, run_module):
     assert result['failed'] and result['rc'] == 1
     assert result['msg'].startswith('driver install failed (rc=1): ERR_NO:0x0091')
     assert 'useradd' in result['fix']
-    assert not os.path.exists(runfile.REBOOT_MARKER_PATH)
+    assert not os.path.exists(reboot_marker.REBOOT_MARKER_PATH)
 
 
 def test_success_without_the_version_on_disk_fails(node, run_module, monkeypatch):

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 DRIVER_ARCH = 'x86-64' if platform.machine() == 'x86_64' else platform.machine()
@@ -28,7 +28,7 @@ exit 2
 @pytest.fixture
 def driver(tmp_path, monkeypatch):
     marker = tmp_path / 'state' / 'reboot-required.json'
-    monkeypatch.setattr(runfile, 'REBOOT_MARKER_PATH', str(marker))
+    monkeypatch.setattr(reboot_marker, 'REBOOT_MARKER_PATH', str(marker))
     src = tmp_path / ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-%s.run' % DRIVER_ARCH)
     src.write_text(INSTALLER)
     src.chmod(src.stat().st_mode | stat.S_IXUSR)
