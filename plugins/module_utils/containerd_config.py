@@ -113,7 +113,7 @@ def _unsupported_version(version):
     return ContainerdConfigError('unsupported containerd config version %r (known: %s)' % (version, known))
 
 
-def require_tomlkit():
+def _require_tomlkit():
     if tomlkit is None:
         raise TomlkitMissingError('the Python library tomlkit is required to edit containerd configs')
 
@@ -141,7 +141,7 @@ def holds_only_version(text):
 
 
 def parse_config(text):
-    require_tomlkit()
+    _require_tomlkit()
     if not isinstance(text, str):
         raise ContainerdConfigError('not text (%s)' % type(text).__name__)
     try:
@@ -438,7 +438,7 @@ def _restore_raw(table, key, raw):
     table[key] = tomlkit.parse('value = ' + raw)['value']
 
 
-def option_key(options, option):
+def _option_key(options, option):
     """The spelling ``options`` has for ``option`` (containerd matches option keys case-insensitively).
 
     Returns ``option`` itself when the table has no spelling of it; a table with two spellings of
@@ -455,7 +455,7 @@ def option_value(options, option):
     """The value of ``option`` in a plain or tomlkit options table, whatever its letter case; None when unset."""
     if not isinstance(options, MutableMapping) and not isinstance(options, dict):
         return None
-    key = option_key(options, option)
+    key = _option_key(options, option)
     return _plain(options.get(key))
 
 
@@ -471,7 +471,7 @@ def _runtime_values(template, binary_name):
     if template is None:
         options.setdefault(SYSTEMD_CGROUP_OPTION, True)
     # A template spelling it `binaryName` (kubespray) gets its own spelling set, not a second key.
-    options[option_key(options, BINARY_NAME_OPTION)] = binary_name
+    options[_option_key(options, BINARY_NAME_OPTION)] = binary_name
     # The options table comes last, as in containerd's own output.
     values['options'] = values.pop('options')
     return values
@@ -535,7 +535,7 @@ def _take_over(existing, record, binary_name, indent_step, indents):
             takeover['tables'].append(['options'])
     elif not _is_table(options):
         raise ContainerdConfigError('options of the runtime is a %s, not a table' % type(_plain(options)).__name__)
-    key = option_key(options, BINARY_NAME_OPTION)
+    key = _option_key(options, BINARY_NAME_OPTION)
     if _plain(options.get(key)) != binary_name:
         _remember(takeover, ['options', key], options, key)
         _set_value(options, key, binary_name, _value_indent(options) or _header_indent(options) + indent_step)

@@ -79,7 +79,7 @@ _FAILURE_PATTERNS = (
 )
 
 
-def strip_log_prefix(line):
+def _strip_log_prefix(line):
     """Drop the ``[Driver] [date] [LEVEL]`` prefixes so the installer's message stands alone."""
     return _LINE_PREFIX.sub('', line.strip()).strip()
 
@@ -96,14 +96,14 @@ def find_failure(output):
         if match:
             code = match.group(1).lower()
             fix = _ERR_NO_FIXES.get(code) or 'see %s for details' % INSTALL_LOG_PATH
-            return {'cause': strip_log_prefix(line), 'fix': fix, 'code': code}
+            return {'cause': _strip_log_prefix(line), 'fix': fix, 'code': code}
     for pattern, fix in _FAILURE_PATTERNS:
         for line in lines:
             if pattern.search(line):
-                return {'cause': strip_log_prefix(line), 'fix': fix, 'code': None}
+                return {'cause': _strip_log_prefix(line), 'fix': fix, 'code': None}
     for line in lines:
         if _is_error_line(line):
-            return {'cause': strip_log_prefix(line), 'fix': 'see the installer log (log_tail) for details',
+            return {'cause': _strip_log_prefix(line), 'fix': 'see the installer log (log_tail) for details',
                     'code': None}
     return None
 
@@ -178,7 +178,7 @@ def interpret_result(component, action, rc, output):
                              ' and reboot' if component in HDK_COMPONENTS else ''),
                    'code': None}
     if failure is None:
-        last_lines = [strip_log_prefix(line) for line in (output or '').splitlines()
+        last_lines = [_strip_log_prefix(line) for line in (output or '').splitlines()
                       if line.strip() and not _MAKESELF_LINE.search(line)]
         failure = {'cause': last_lines[-1] if last_lines else
                    'the installer exited with rc=%s without printing a reason' % rc,
@@ -197,12 +197,12 @@ def interpret_archive_check(rc, output):
     failure = None
     for line in (output or '').splitlines():
         if re.search(r'Error in|is different from|Corrupted|corrupt|checksums? (?:are|is) (?:not|wrong)', line, re.I):
-            failure = strip_log_prefix(line)
+            failure = _strip_log_prefix(line)
             break
     if rc == 0 and failure is None:
         return None
     if failure is None:
-        lines = [strip_log_prefix(line) for line in (output or '').splitlines() if line.strip()]
+        lines = [_strip_log_prefix(line) for line in (output or '').splitlines() if line.strip()]
         failure = lines[-1] if lines else 'no output'
     return 'the archive check failed (rc=%s): %s' % (rc, failure)
 

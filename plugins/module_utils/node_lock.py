@@ -36,14 +36,14 @@ class NodeLockTimeout(Exception):
         self.path = path
         self.timeout = timeout
         self.holder = holder
-        super(NodeLockTimeout, self).__init__(describe_timeout(path, timeout, holder))
+        super(NodeLockTimeout, self).__init__(_describe_timeout(path, timeout, holder))
 
 
 class NodeLockError(Exception):
     """The lock file cannot be created or opened."""
 
 
-def describe_holder(holder):
+def _describe_holder(holder):
     """One line naming who holds the lock, from what it wrote into the lock file."""
     if not isinstance(holder, dict) or not holder:
         return 'a process that has not said who it is yet'
@@ -54,14 +54,14 @@ def describe_holder(holder):
     return ', '.join(parts)
 
 
-def describe_timeout(path, timeout, holder):
+def _describe_timeout(path, timeout, holder):
     return ('the node lock %s is held by %s and was not released within %s seconds. Fix: let that run finish '
             '(a second run against the same node waits for it), or raise lock_timeout; the kernel releases the '
             'lock when its holder exits, so there is nothing to delete'
-            % (path, describe_holder(holder), timeout))
+            % (path, _describe_holder(holder), timeout))
 
 
-def read_holder(path):
+def _read_holder(path):
     """What the current holder wrote into the lock file ({} when unreadable or empty)."""
     try:
         with open(path, 'r') as handle:
@@ -121,7 +121,7 @@ class NodeLock(object):
                     raise NodeLockError('cannot lock %s: %s' % (self.path, error))
             if self._clock() >= deadline:
                 os.close(fd)
-                raise NodeLockTimeout(self.path, self.timeout, read_holder(self.path))
+                raise NodeLockTimeout(self.path, self.timeout, _read_holder(self.path))
             self._sleep(_POLL_SECONDS)
         self._fd = fd
         _HELD[self.path] = [fd, 1, os.getpid()]

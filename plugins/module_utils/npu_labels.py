@@ -79,7 +79,7 @@ def is_label_value(text):
     return isinstance(text, str) and len(text) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE.match(text))
 
 
-def check_domain(domain):
+def _check_domain(domain):
     """The domain prefix of our labels must be a DNS subdomain (lower case, at most 253)."""
     domain = str(domain or '')
     parts = domain.split('.')
@@ -89,11 +89,11 @@ def check_domain(domain):
     return domain
 
 
-def check_label_key(key):
+def _check_label_key(key):
     """``[prefix/]name`` as Kubernetes accepts it; ValueError otherwise."""
     prefix, separator, name = str(key).rpartition('/')
     if separator:
-        check_domain(prefix)
+        _check_domain(prefix)
     if not name or len(name) > LABEL_VALUE_MAX or not _LABEL_NAME.match(name):
         raise ValueError('label key %r: the name part must be 1-63 characters, alphanumeric at '
                          'both ends, with "-", "_" and "." inside' % (key,))
@@ -152,7 +152,7 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
     function manages to its value, or to None when the node must not carry it; ``notes`` says
     why a label could not be computed.
     """
-    domain = check_domain(domain)
+    domain = _check_domain(domain)
     facts = facts or {}
     chip_family = facts.get('chip_family')
     if not chip_family:
@@ -208,7 +208,7 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
         labels['%s/%s' % (domain, name)] = value
 
     for key, value in labels.items():
-        check_label_key(key)
+        _check_label_key(key)
         if value is not None and not is_label_value(value):
             raise ValueError('label %s=%r is not a valid label value' % (key, value))
     return labels, notes
@@ -255,7 +255,7 @@ def parse_taint(text):
         raise ValueError('taint %r: expected key[=value]:Effect with Effect NoSchedule, '
                          'PreferNoSchedule or NoExecute' % (text,))
     key, has_value, value = body.partition('=')
-    check_label_key(key)
+    _check_label_key(key)
     taint = {'key': key, 'effect': effect}
     if has_value:
         if not is_label_value(value):

@@ -51,17 +51,17 @@ SCRAPE_TIMESTAMP = 'npu_ascend_textfile_scrape_timestamp_seconds'
 ERROR_CODE = 'npu_ascend_textfile_npu_smi_error_code'
 
 
-def escape_label_value(value):
+def _escape_label_value(value):
     """Escape a label value as the text format requires: backslash, double quote, line feed."""
     return str(value).replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n')
 
 
-def escape_help(text):
+def _escape_help(text):
     """Escape HELP text: backslash and line feed."""
     return str(text).replace('\\', '\\\\').replace('\n', '\\n')
 
 
-def format_value(value):
+def _format_value(value):
     """A sample value as the text format writes it (integers without a decimal point)."""
     if isinstance(value, bool):
         return '1' if value else '0'
@@ -96,18 +96,18 @@ class MetricFamily(object):
         self.samples.append((labels, value))
 
     def render(self):
-        lines = ['# HELP %s %s' % (self.name, escape_help(self.help_text)),
+        lines = ['# HELP %s %s' % (self.name, _escape_help(self.help_text)),
                  '# TYPE %s %s' % (self.name, self.metric_type)]
         for labels, value in self.samples:
             if labels:
-                text = ','.join('%s="%s"' % (label, escape_label_value(item)) for label, item in labels)
-                lines.append('%s{%s} %s' % (self.name, text, format_value(value)))
+                text = ','.join('%s="%s"' % (label, _escape_label_value(item)) for label, item in labels)
+                lines.append('%s{%s} %s' % (self.name, text, _format_value(value)))
             else:
-                lines.append('%s %s' % (self.name, format_value(value)))
+                lines.append('%s %s' % (self.name, _format_value(value)))
         return '\n'.join(lines) + '\n'
 
 
-def chip_labels(index, chip):
+def _chip_labels(index, chip):
     """The label pairs of one chip, ``index`` being its position in the npu-smi table."""
     values = (index, chip.get('npu_id'), chip.get('chip_id'), chip.get('name'), chip.get('bus_id'))
     return [(label, '' if value is None else value) for label, value in zip(CHIP_LABELS, values)]
@@ -151,7 +151,7 @@ def families(info=None, scrape_time=None, error=None):
             value = source(chip) if callable(source) else chip.get(source)
             if value is None:
                 continue
-            family.add(value, chip_labels(index, chip))
+            family.add(value, _chip_labels(index, chip))
         if family.samples:
             result.append(family)
 
@@ -161,7 +161,7 @@ def families(info=None, scrape_time=None, error=None):
         key = (process.get('npu_id'), process.get('chip_id'))
         counts[key] = counts.get(key, 0) + 1
     for index, chip in enumerate(chips):
-        processes.add(counts.get((chip.get('npu_id'), chip.get('chip_id')), 0), chip_labels(index, chip))
+        processes.add(counts.get((chip.get('npu_id'), chip.get('chip_id')), 0), _chip_labels(index, chip))
     if processes.samples:
         result.append(processes)
     return result

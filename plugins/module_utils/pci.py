@@ -74,7 +74,7 @@ def _hex_id(value, digits):
     return number[:digits]
 
 
-def normalize_address(address):
+def _normalize_address(address):
     """Lower-case PCI address with domain: ``01:00.0`` -> ``0000:01:00.0``."""
     address = address.strip().lower()
     if address.count(':') == 1:
@@ -85,7 +85,7 @@ def normalize_address(address):
 def _device(address, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_id, revision):
     is_huawei = vendor_id == HUAWEI_VENDOR_ID
     return {
-        'address': normalize_address(address),
+        'address': _normalize_address(address),
         'vendor_id': vendor_id,
         'device_id': device_id,
         'subsystem_vendor_id': subsystem_vendor_id,
@@ -190,7 +190,7 @@ def parse_lspci(text):
         device_id = match.group('device').lower()
         revision = match.group('rev').lower() if match.group('rev') else None
         devices.append({
-            'address': normalize_address(match.group('address')),
+            'address': _normalize_address(match.group('address')),
             'vendor_id': HUAWEI_VENDOR_ID,
             'device_id': device_id,
             'class_id': class_id,

@@ -13,7 +13,7 @@ Each module edits an engine's config file it does not own. What they promise, an
   between the two still leaves an undoable node; the config is replaced atomically, keeping its
   mode, owner and SELinux context, and fsynced with its directory (``conclude``);
 * state=absent deletes a backup only when asked (``remove_backups``) and only when it is one of
-  ``backup_local``'s copies of that very file (``is_own_backup``);
+  ``backup_local``'s copies of that very file (``_is_own_backup``);
 * secrets in the engine config never reach a diff (``redact_secrets``).
 """
 
@@ -281,7 +281,7 @@ def _put_back_record(record_path, raw):
         pass
 
 
-def is_own_backup(config_path, candidate):
+def _is_own_backup(config_path, candidate):
     """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
     directory, base = os.path.split(config_path)
     cand_directory, cand_base = os.path.split(candidate)
@@ -355,12 +355,12 @@ def conclude(module, result, before, after, exists, remove_file, records, record
         result['before_sha256'] = None
 
     listed = [backup for backup in (records[name].get('backups') or []) if os.path.lexists(backup)] if undone else []
-    removed = [backup for backup in listed if params.get('remove_backups') and is_own_backup(path, backup)]
+    removed = [backup for backup in listed if params.get('remove_backups') and _is_own_backup(path, backup)]
     kept = [backup for backup in listed if backup not in removed]
     if params['state'] == 'absent':
         result['removed_backups'] = removed
         result['kept_backups'] = kept
-        foreign = [backup for backup in listed if not is_own_backup(path, backup)]
+        foreign = [backup for backup in listed if not _is_own_backup(path, backup)]
         if foreign:
             module.warn('the record of %s lists %s, which %s not a backup this module made of that file; left in place'
                         % (path, ', '.join(foreign), 'is' if len(foreign) == 1 else 'are'))

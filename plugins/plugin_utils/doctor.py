@@ -54,7 +54,7 @@ DEFAULT_OPTIONS = {
     'install_path': '/usr/local/Ascend',
     'device_plugin_namespace': 'kube-system',
 }
-# Taints the DaemonSet controller tolerates on its own for every DaemonSet pod.
+# Taints the DaemonSet controller _tolerates on its own for every DaemonSet pod.
 _DAEMONSET_DEFAULT_TOLERATED = (
     'node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable', 'node.kubernetes.io/disk-pressure',
     'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/unschedulable',
@@ -72,17 +72,17 @@ def finding(node, component, problem, evidence, fix):
     return {'node': node, 'component': component, 'problem': problem, 'evidence': evidence, 'fix': fix}
 
 
-def is_npu_resource(name):
+def _is_npu_resource(name):
     return name in NPU_RESOURCES or any(name.startswith(prefix) for prefix in NPU_RESOURCE_PREFIXES)
 
 
-def quantity(value):
-    """An extended resource quantity (always whole) as an int; None when absent."""
+def _quantity(value):
+    """An extended resource _quantity (always whole) as an int; None when absent."""
     if value is None:
         return None
     text = str(value).strip()
     if not re.match(r'^[0-9]+$', text):
-        raise ValueError('resource quantity %r is not a whole number' % (value,))
+        raise ValueError('resource _quantity %r is not a whole number' % (value,))
     return int(text)
 
 
@@ -111,13 +111,13 @@ def _format_taint(taint):
     return '%s%s:%s' % (taint.get('key', ''), ('=' + value) if value else '', taint.get('effect', ''))
 
 
-def selector_matches(selector, labels):
+def _selector_matches(selector, labels):
     """A nodeSelector (plain key: value map) against a Node's labels."""
     labels = labels or {}
     return all(labels.get(key) == value for key, value in (selector or {}).items())
 
 
-def tolerates(toleration, taint):
+def _tolerates(toleration, taint):
     """Kubernetes' rule: does one toleration tolerate one taint."""
     effect = toleration.get('effect')
     if effect and effect != taint.get('effect'):
@@ -133,20 +133,20 @@ def tolerates(toleration, taint):
     return (toleration.get('value') or '') == (taint.get('value') or '')
 
 
-def untolerated_taints(tolerations, taints, daemonset=False):
-    """The NoSchedule/NoExecute taints that none of ``tolerations`` tolerates."""
+def _untolerated_taints(tolerations, taints, daemonset=False):
+    """The NoSchedule/NoExecute taints that none of ``tolerations`` _tolerates."""
     blocking = []
     for taint in taints or []:
         if taint.get('effect') not in ('NoSchedule', 'NoExecute'):
             continue
         if daemonset and taint.get('key') in _DAEMONSET_DEFAULT_TOLERATED:
             continue
-        if not any(tolerates(toleration, taint) for toleration in tolerations or []):
+        if not any(_tolerates(toleration, taint) for toleration in tolerations or []):
             blocking.append(taint)
     return blocking
 
 
-def pod_npu_requests(pod):
+def _pod_npu_requests(pod):
     """``{resource: count}`` of the NPU resources a pod asks for (requests, else limits)."""
     spec = _spec(pod)
     totals = {}
@@ -155,15 +155,15 @@ def pod_npu_requests(pod):
         wanted = dict(resources.get('limits') or {})
         wanted.update(resources.get('requests') or {})
         for name, value in wanted.items():
-            if is_npu_resource(name):
-                totals[name] = totals.get(name, 0) + quantity(value)
+            if _is_npu_resource(name):
+                totals[name] = totals.get(name, 0) + _quantity(value)
     for container in spec.get('initContainers') or []:
         resources = container.get('resources') or {}
         wanted = dict(resources.get('limits') or {})
         wanted.update(resources.get('requests') or {})
         for name, value in wanted.items():
-            if is_npu_resource(name):
-                totals[name] = max(totals.get(name, 0), quantity(value))
+            if _is_npu_resource(name):
+                totals[name] = max(totals.get(name, 0), _quantity(value))
     return dict((name, count) for name, count in totals.items() if count > 0)
 
 
@@ -175,14 +175,14 @@ def _condition(obj, kind):
 
 
 def _node_resource(node, resource):
-    capacity = quantity((_status(node).get('capacity') or {}).get(resource))
-    allocatable = quantity((_status(node).get('allocatable') or {}).get(resource))
+    capacity = _quantity((_status(node).get('capacity') or {}).get(resource))
+    allocatable = _quantity((_status(node).get('allocatable') or {}).get(resource))
     return capacity, allocatable
 
 
 def _node_npu_resources(node):
     capacity = _status(node).get('capacity') or {}
-    return dict((name, quantity(value)) for name, value in capacity.items() if is_npu_resource(name))
+    return dict((name, _quantity(value)) for name, value in capacity.items() if _is_npu_resource(name))
 
 
 def _error_code(text):
@@ -217,7 +217,7 @@ class _Context(object):
                 continue
             if _status(pod).get('phase') in ('Succeeded', 'Failed'):
                 continue
-            count = pod_npu_requests(pod).get(resource, 0)
+            count = _pod_npu_requests(pod).get(resource, 0)
             if count:
                 total += count
                 holders.append('%s (%d)' % (_pod_name(pod), count))
@@ -336,7 +336,7 @@ def _expression_holds(expression, labels):
         return False
 
 
-def affinity_excludes(pod_spec, labels):
+def _affinity_excludes(pod_spec, labels):
     """The required node affinity terms of a pod spec that reject ``labels``; [] when the node is accepted."""
     required = (((pod_spec.get('affinity') or {}).get('nodeAffinity') or {})
                 .get('requiredDuringSchedulingIgnoredDuringExecution') or {})
@@ -374,7 +374,7 @@ def _device_plugin_causes(name, evidence, context):
                        % options['device_plugin_namespace'],
                        'deploy it with npu.ascend.kubernetes (role npu.ascend.device_plugin)')
     intended = [ds for ds in context.daemonsets if accelerator and _ds_selector(ds).get('accelerator') == accelerator]
-    intended = intended or [ds for ds in context.daemonsets if selector_matches(_ds_selector(ds), labels)]
+    intended = intended or [ds for ds in context.daemonsets if _selector_matches(_ds_selector(ds), labels)]
     intended = intended or context.daemonsets
     driver_dir = _driver_dir(options)
     mounting = [ds for ds in intended
@@ -386,7 +386,7 @@ def _device_plugin_causes(name, evidence, context):
                                  for ds in intended),
                        'redeploy it with npu.ascend.device_plugin (device_plugin_install_path must be the driver\'s '
                        'install path), or add a read-only hostPath volume %s mounted at the same path' % driver_dir)
-    selecting = [ds for ds in mounting if selector_matches(_ds_selector(ds), labels)]
+    selecting = [ds for ds in mounting if _selector_matches(_ds_selector(ds), labels)]
     if not selecting:
         gaps = []
         for ds in mounting:
@@ -406,7 +406,7 @@ def _device_plugin_causes(name, evidence, context):
     running = [pod for pod in pods if _status(pod).get('phase') == 'Running']
     if not running:
         template = _spec(_spec(selecting[0]).get('template'))
-        excluded = affinity_excludes(template, labels)
+        excluded = _affinity_excludes(template, labels)
         if excluded:
             expression = excluded[0]
             paused = expression.get('operator') == 'NotIn' and labels.get(expression.get('key')) in (
@@ -422,10 +422,10 @@ def _device_plugin_causes(name, evidence, context):
                             '`kubectl label node %s %s-`' % (name, expression.get('key'))) if paused else
                            'label the node so that it satisfies the affinity, or change the DaemonSet\'s affinity')
         tolerations = template.get('tolerations') or []
-        blocking = untolerated_taints(tolerations, _spec(node).get('taints'), daemonset=True)
+        blocking = _untolerated_taints(tolerations, _spec(node).get('taints'), daemonset=True)
         if blocking:
             return finding(name, 'device-plugin', 'the device plugin DaemonSet does not tolerate the node\'s taint',
-                           'node taints %s; %s tolerates %s' % (
+                           'node taints %s; %s _tolerates %s' % (
                                ', '.join(_format_taint(taint) for taint in blocking), _ds_name(selecting[0]),
                                json.dumps(tolerations, sort_keys=True)),
                            'add the taint to device_plugin_extra_tolerations and rerun npu.ascend.device_plugin, '
@@ -580,7 +580,7 @@ def _runtime_class_findings(name, context):
                                 % options['runtime_name']))
     selector = ((runtime_class.get('scheduling') or {}).get('nodeSelector') or {})
     node = context.nodes.get(name)
-    if node is not None and not selector_matches(selector, _meta(node, 'labels')):
+    if node is not None and not _selector_matches(selector, _meta(node, 'labels')):
         labels = _meta(node, 'labels') or {}
         findings.append(finding(name, 'runtime', 'pods with runtimeClassName: %s cannot land on the node: it lacks the '
                                 'labels the RuntimeClass selects' % wanted,
@@ -704,7 +704,7 @@ def _node_block(pod, node_name, node, resource, count, context):
         return ('node %s is cordoned' % node_name,
                 'spec.unschedulable=true%s' % ((', %s/upgrade-state=%s' % (context.options['label_domain'], upgrade))
                                                if upgrade else ''), fix)
-    blocking = untolerated_taints(_spec(pod).get('tolerations'), _spec(node).get('taints'))
+    blocking = _untolerated_taints(_spec(pod).get('tolerations'), _spec(node).get('taints'))
     if blocking:
         taint = blocking[0]
         text = ', '.join(_format_taint(item) for item in blocking)
@@ -751,7 +751,7 @@ def _pending_findings(context):
         scheduled = _condition(pod, 'PodScheduled') or {}
         if scheduled.get('status') != 'False':
             continue
-        requests = pod_npu_requests(pod)
+        requests = _pod_npu_requests(pod)
         if not requests:
             continue
         message = scheduled.get('message') or scheduled.get('reason') or 'no scheduler message'
@@ -775,7 +775,7 @@ def _pending_findings(context):
                 break
             selector = _spec(pod).get('nodeSelector') or {}
             candidates = [name for name in sorted(published[resource])
-                          if selector_matches(selector, _meta(context.nodes[name], 'labels'))]
+                          if _selector_matches(selector, _meta(context.nodes[name], 'labels'))]
             if not candidates:
                 target = pin or sorted(published[resource])[0]
                 findings.append(finding(

@@ -372,7 +372,7 @@ def _or_none(value, none_text):
     return none_text if value in (None, '') else _text(value)
 
 
-def node_changes(previous, current):
+def _node_changes(previous, current):
     """What differs between two report entries of one node, as a list of ``{what, before, after, text}``.
 
     Parts that could not be read in either report (an unreachable node, no cluster) are not
@@ -443,7 +443,7 @@ def node_changes(previous, current):
 # The document
 # --------------------------------------------------------------------------------------
 
-def parse_previous(previous):
+def _parse_previous(previous):
     """The previous report as a dict, from its JSON text or a dict; None (and why) when unusable."""
     if previous in (None, ''):
         return None, None
@@ -464,7 +464,7 @@ def parse_previous(previous):
 
 def build_report(nodes, previous=None, run=None, generated_at=None):
     """The report document: ``nodes`` is a list of entries made by node_entry."""
-    previous, previous_note = parse_previous(previous)
+    previous, previous_note = _parse_previous(previous)
     by_host = {}
     for entry in nodes:
         if entry['host'] in by_host:
@@ -474,7 +474,7 @@ def build_report(nodes, previous=None, run=None, generated_at=None):
     for host in sorted(by_host):
         entry = by_host[host]
         if previous is not None:
-            entry['changes'] = node_changes(previous['nodes'].get(host), entry)
+            entry['changes'] = _node_changes(previous['nodes'].get(host), entry)
     removed = sorted(set(previous['nodes']) - set(by_host)) if previous is not None else []
     checks = [check for entry in by_host.values() for check in entry['checks']]
     summary = {

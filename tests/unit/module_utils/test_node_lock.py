@@ -78,7 +78,7 @@ def test_unwritable_place_is_a_clear_error(tmp_path):
     ({'pid': 7}, 'pid 7'),
 ])
 def test_describe_holder(holder, text):
-    assert text in node_lock.describe_holder(holder)
+    assert text in node_lock._describe_holder(holder)
 
 
 def test_the_same_process_does_not_wait_for_itself(tmp_path):

@@ -220,7 +220,7 @@ def test_help_is_escaped():
     (1700000000.5, '1700000000.5'), (float('nan'), 'NaN'), (float('inf'), '+Inf'), (-float('inf'), '-Inf'),
 ])
 def test_format_value(value, text):
-    assert npu_metrics.format_value(value) == text
+    assert npu_metrics._format_value(value) == text
     if text not in ('NaN',):
         assert float(text) == (float(value) if not math.isinf(value) else value)
 

@@ -193,7 +193,7 @@ def test_failures_name_component_cause_and_fix(line, fix_words):
     result = installer_output.interpret_result('driver', 'install', 1, output)
     assert not result['ok'] and not result['reboot_required']
     assert result['message'].startswith('driver install failed (rc=1): ')
-    assert result['cause'] == installer_output.strip_log_prefix(line)
+    assert result['cause'] == installer_output._strip_log_prefix(line)
     assert not result['cause'].startswith('[')
     assert fix_words in result['fix']
 

@@ -25,7 +25,7 @@ CONFIG = '/etc/containerd/config.toml'
     ('/etc/passwd', False),
 ])
 def test_is_own_backup(candidate, ours):
-    assert files.is_own_backup(CONFIG, candidate) is ours
+    assert files._is_own_backup(CONFIG, candidate) is ours
 
 
 DOCKER = '''{

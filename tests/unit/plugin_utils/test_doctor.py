@@ -525,7 +525,7 @@ def test_pods_without_npus_or_not_judged_by_the_scheduler_are_ignored():
     ({'key': 'other', 'operator': 'Exists'}, False),
 ])
 def test_tolerates(toleration, expected):
-    assert doctor.tolerates(toleration, {'key': 'k', 'value': 'v', 'effect': 'NoSchedule'}) is expected
+    assert doctor._tolerates(toleration, {'key': 'k', 'value': 'v', 'effect': 'NoSchedule'}) is expected
 
 
 def test_pod_npu_requests_sums_containers_and_reads_limits():
@@ -533,9 +533,9 @@ def test_pod_npu_requests_sums_containers_and_reads_limits():
     value['spec']['containers'].append({'name': 'side', 'resources': {'limits': {'huawei.com/Ascend910': '1',
                                                                                  'cpu': '500m'}}})
     value['spec']['initContainers'] = [{'name': 'init', 'resources': {'limits': {'aliyun.com/npu': '1'}}}]
-    assert doctor.pod_npu_requests(value) == {'huawei.com/Ascend910': 3, 'aliyun.com/npu': 1}
+    assert doctor._pod_npu_requests(value) == {'huawei.com/Ascend910': 3, 'aliyun.com/npu': 1}
     with pytest.raises(ValueError, match='whole number'):
-        doctor.quantity('1.5')
+        doctor._quantity('1.5')
 
 
 def test_bad_input_and_options():
