@@ -4,7 +4,8 @@
 #   make demo        simulated fleet up, playbooks/site.yml against it, then a test control plane
 #                    and playbooks/kubernetes.yml
 #   make demo-down   stop the control plane and remove the simulated fleet
-#   make test        deps venv lint sanity unit k8s-test sandbox-test molecule, stopping at the first failure
+#   make test        deps venv checks molecule, stopping at the first failure; checks is lint, sanity,
+#                    unit, k8s-test and sandbox-test side by side (each also a target of its own)
 #   make build       the collection tarball in .cache/dist/
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
@@ -45,7 +46,8 @@ DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git pyth
 # systemd in the next node then fails with "Failed to create inotify object: Too many open files".
 INOTIFY_INSTANCES := 1024
 
-TEST_STAGES := deps venv lint sanity unit k8s-test sandbox-test molecule
+TEST_STAGES := deps venv checks molecule
+CHECK_STAGES := lint sanity unit k8s-test sandbox-test
 
 export PATH := $(VENV_BIN):$(PATH)
 export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
@@ -56,7 +58,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link lint ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
+.PHONY: help deps venv collection-link checks lint ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -155,6 +157,12 @@ k8s-test: venv k8s-builds
 sandbox-test: venv
 	$(FLEET) image
 	pytest tests/sandbox
+
+# The checks read the tree and write only under .cache/, each in a directory of its own, and
+# most keep one core busy at most; side by side they take the time of their CPU work. Each one's
+# log is .cache/logs/stage-<target>.log; a failed one's is printed (tests/run_stages.py).
+checks: venv
+	$(VENV_BIN)/python tests/run_stages.py $(CHECK_STAGES)
 
 # Scenarios run three at a time (MOLECULE_JOBS); each one's log is in .cache/molecule-logs/.
 molecule: venv

@@ -29,7 +29,9 @@ description:
     passing such a value on or reading the component as not installed.
   - Also returns, so that one call is the probe the roles plan from (P(npu.ascend.ascend_plan#filter)), the
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
-    O(free_space_path) and which of O(paths) exist.
+    O(free_space_path) and which of O(paths) exist, the container engines and the kubelet as systemd knows them
+    (one C(systemctl show)), the containerd release, and whether the Python library the containerd config
+    modules need (C(tomlkit)) can be imported by the interpreter the modules run with.
   - Read-only; runs in check mode.
 options:
   install_path:
@@ -182,14 +184,36 @@ ansible_facts:
           description: The entries of O(paths) that exist (a dangling symbolic link counts).
           type: list
           elements: str
+        services:
+          description:
+            - Per unit (C(containerd), C(docker), C(kubelet)) its C(load_state) (C(not-found) when systemd has no
+              unit file for it) and C(active_state), as C(systemctl show) gives them.
+            - Empty when C(systemctl) is missing or fails.
+          type: dict
+          sample:
+            containerd: {load_state: loaded, active_state: active}
+            docker: {load_state: not-found, active_state: inactive}
+            kubelet: {load_state: loaded, active_state: active}
+        containerd:
+          description: The release C(containerd --version) names (C(version), C(major), C(minor), C(output)), or null
+            when the binary is missing or names no release.
+          type: dict
+          sample: {version: 2.4.2, major: 2, minor: 4, output: containerd github.com/containerd/containerd/v2 v2.4.2 abc}
+        python_libraries:
+          description: Per Python library the collection's modules need on the node (C(tomlkit)), whether the
+            interpreter running the modules can import it.
+          type: dict
+          sample: {tomlkit: true}
 '''
 
 import glob
+import importlib.util
 import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
+from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
 from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
@@ -198,6 +222,13 @@ from ansible_collections.npu.ascend.plugins.module_utils.version_files import Ve
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
+_C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
+# The libraries the collection's modules import on the node, beyond the standard library.
+PYTHON_LIBRARIES = ('tomlkit',)
+# systemctl and containerd answer at once; one that does not is a stuck node, not a slow one.
+PROBE_TIMEOUT_SECONDS = 30
+# timeout(1) exits 124 after SIGTERM, 137 after the SIGKILL that follows --kill-after.
+_TIMED_OUT = (124, 137)
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
 DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
@@ -308,6 +339,44 @@ def free_kb(path):
     return stat.f_bavail * stat.f_frsize // 1024
 
 
+def _run_probe(module, argv):
+    timeout = module.get_bin_path('timeout')
+    command = [timeout, '--kill-after=5', str(PROBE_TIMEOUT_SECONDS)] + argv if timeout else argv
+    rc, out, err = module.run_command(command, environ_update=_C_LOCALE)
+    if timeout and rc in _TIMED_OUT:
+        module.fail_json(msg='%s did not answer within %d s; the node is stuck (systemd or the service it asks). '
+                             'Fix: look at `systemctl status` and the journal on the node, then run again.'
+                         % (' '.join(argv), PROBE_TIMEOUT_SECONDS))
+    return rc, out, err
+
+
+def read_services(module):
+    systemctl = module.get_bin_path('systemctl')
+    if not systemctl:
+        return {}
+    rc, out, err = _run_probe(module, engine_probe.systemctl_show_argv(systemctl))
+    if rc != 0:
+        module.warn('systemctl show failed (rc=%s): %s' % (rc, err.strip()))
+        return {}
+    try:
+        return engine_probe.parse_systemctl_show(out)
+    except ValueError as error:
+        module.warn('cannot read systemctl show output: %s' % error)
+        return {}
+
+
+def read_containerd(module):
+    containerd = module.get_bin_path('containerd')
+    if not containerd:
+        return None
+    rc, out, _err = _run_probe(module, [containerd, '--version'])
+    return engine_probe.parse_containerd_version(out) if rc == 0 else None
+
+
+def python_libraries():
+    return dict((name, importlib.util.find_spec(name) is not None) for name in PYTHON_LIBRARIES)
+
+
 def gather(module, install_path):
     arch = platform.machine()
     devices, source = gather_pci(module)
@@ -331,6 +400,9 @@ def gather(module, install_path):
     facts['os'] = read_os_release()
     facts['free_kb'] = free_kb(module.params['free_space_path'])
     facts['paths_present'] = [path for path in module.params['paths'] if os.path.lexists(path)]
+    facts['services'] = read_services(module)
+    facts['containerd'] = read_containerd(module)
+    facts['python_libraries'] = python_libraries()
     return facts
 
 

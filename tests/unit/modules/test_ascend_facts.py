@@ -3,6 +3,7 @@
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -121,3 +122,60 @@ def test_the_probe_reads_paths_free_space_and_os_release(node, run_module, monke
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'free_space_path': str(node['tmp'] / 'no')},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['os'] is None and facts['free_kb'] is None and facts['paths_present'] == []
+
+
+def _tool(directory, name, script):
+    path = directory / name
+    path.write_text('#!/bin/sh\n' + script)
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def engines_path(tmp_path, monkeypatch):
+    """A PATH holding only stand-ins for systemctl and containerd (and the coreutils the module uses)."""
+    bin_dir = tmp_path / 'engines-bin'
+    bin_dir.mkdir()
+    for name in ('timeout', 'sleep'):
+        (bin_dir / name).symlink_to(shutil.which(name))
+    monkeypatch.setenv('PATH', str(bin_dir))
+    return bin_dir
+
+
+def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, engines_path):
+    _tool(engines_path, 'systemctl',
+          'echo "$*" >> "%s/calls"\n'
+          'printf "Id=containerd.service\\nLoadState=loaded\\nActiveState=active\\n\\n'
+          'Id=docker.service\\nLoadState=not-found\\nActiveState=inactive\\n\\n'
+          'Id=kubelet.service\\nLoadState=loaded\\nActiveState=active\\n"\n' % engines_path)
+    _tool(engines_path, 'containerd', 'echo "containerd github.com/containerd/containerd/v2 v2.4.2 0b5dc3bf"\n')
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['services']['containerd'] == {'load_state': 'loaded', 'active_state': 'active'}
+    assert facts['services']['docker']['load_state'] == 'not-found'
+    assert facts['services']['kubelet']['active_state'] == 'active'
+    assert (facts['containerd']['version'], facts['containerd']['major']) == ('2.4.2', 2)
+    assert (engines_path / 'calls').read_text().count('show') == 1
+    assert set(facts['python_libraries']) == {'tomlkit'}
+
+
+def test_without_systemctl_or_containerd_the_engines_are_unknown(node, run_module, engines_path):
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['services'] == {} and facts['containerd'] is None
+
+
+def test_a_failing_systemctl_is_a_warning_and_no_engine(node, run_module, engines_path, monkeypatch):
+    # Module warnings may go to the controller's display instead of the result; record them at the source.
+    warnings = []
+    monkeypatch.setattr(ascend_facts.AnsibleModule, 'warn', lambda module, text, **kwargs: warnings.append(text))
+    _tool(engines_path, 'systemctl', 'echo "Failed to connect to bus" >&2\nexit 1\n')
+    result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
+    assert result['ansible_facts']['ascend']['services'] == {}
+    assert any('systemctl show failed' in warning and 'Failed to connect to bus' in warning for warning in warnings)
+
+
+def test_a_stuck_systemctl_fails_with_a_message(node, run_module, engines_path, monkeypatch):
+    monkeypatch.setattr(ascend_facts, 'PROBE_TIMEOUT_SECONDS', 1)
+    _tool(engines_path, 'systemctl', 'exec sleep 30\n')
+    result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
+    assert result['failed'] and 'did not answer within 1 s' in result['msg'] and 'Fix:' in result['msg']

@@ -1,0 +1,62 @@
+"""Run make targets side by side and report each one's outcome, as `make test`'s checks stage.
+
+lint, sanity and the test suites read the tree and write only under .cache/ (each its own
+directory), and most of them keep one core busy at most: run together, they finish in the time
+of their CPU work, not of their sum. Each target's output goes to .cache/logs/stage-<target>.log;
+the log of a failed target is printed at the end, so CI's output shows it.
+"""
+
+import argparse
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LOG_DIR = REPO_ROOT / ".cache" / "logs"
+# What CI's reader needs of a failed target: its end, where make and pytest put the failures.
+FAILED_LOG_LINES = 400
+_PRINT_LOCK = threading.Lock()
+
+
+def say(text):
+    with _PRINT_LOCK:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def run(target):
+    log_path = LOG_DIR / ("stage-%s.log" % target)
+    started = time.monotonic()
+    say("make %s started (log: %s)" % (target, log_path.relative_to(REPO_ROOT)))
+    with open(log_path, "w") as log:
+        # No stdin: nothing a target starts may wait for an answer.
+        returncode = subprocess.run(["make", "--no-print-directory", target], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+    elapsed = time.monotonic() - started
+    say("make %s %s in %.0f s" % (target, "passed" if returncode == 0 else "FAILED (rc %d)" % returncode, elapsed))
+    return target, returncode, elapsed, log_path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="+", help="make targets, started in this order")
+    args = parser.parse_args()
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=len(args.targets)) as pool:
+        results = list(pool.map(run, args.targets))
+    failed = [(target, log) for target, returncode, _elapsed, log in results if returncode != 0]
+    for target, log in failed:
+        lines = log.read_text(errors="replace").splitlines()
+        print("\n======== make %s FAILED: last %d of %d lines of %s ========"
+              % (target, min(FAILED_LOG_LINES, len(lines)), len(lines), log.relative_to(REPO_ROOT)))
+        print("\n".join(lines[-FAILED_LOG_LINES:]))
+    print("\nchecks: %s" % ", ".join("%s %s %.0f s" % (target, "passed" if rc == 0 else "FAILED", elapsed)
+                                     for target, rc, elapsed, _log in results))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
