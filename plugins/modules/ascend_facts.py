@@ -210,6 +210,7 @@ import glob
 import importlib.util
 import os
 import platform
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
@@ -218,6 +219,7 @@ from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
 from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
@@ -227,8 +229,7 @@ _C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 PYTHON_LIBRARIES = ('tomlkit',)
 # systemctl and containerd answer at once; one that does not is a stuck node, not a slow one.
 PROBE_TIMEOUT_SECONDS = 30
-# timeout(1) exits 124 after SIGTERM, 137 after the SIGKILL that follows --kill-after.
-_TIMED_OUT = (124, 137)
+PROBE_KILL_AFTER_SECONDS = 5
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
 DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
@@ -340,10 +341,10 @@ def free_kb(path):
 
 
 def _run_probe(module, argv):
-    timeout = module.get_bin_path('timeout')
-    command = [timeout, '--kill-after=5', str(PROBE_TIMEOUT_SECONDS)] + argv if timeout else argv
-    rc, out, err = module.run_command(command, environ_update=_C_LOCALE)
-    if timeout and rc in _TIMED_OUT:
+    started = time.time()
+    rc, out, err = module.run_command(timed_command.timeout_argv(argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS),
+                                      environ_update=_C_LOCALE)
+    if timed_command.stopped_by_timeout(rc, time.time() - started, PROBE_TIMEOUT_SECONDS):
         module.fail_json(msg='%s did not answer within %d s; the node is stuck (systemd or the service it asks). '
                              'Fix: look at `systemctl status` and the journal on the node, then run again.'
                          % (' '.join(argv), PROBE_TIMEOUT_SECONDS))

@@ -227,6 +227,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, node_lock, reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
@@ -234,10 +235,6 @@ from ansible_collections.npu.ascend.plugins.module_utils.version_files import Ve
 ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
 # Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
 PROMPT_ANSWERS = 'y\ny\ny\ny\n'
-# timeout(1) exits 124 when it stopped the command with SIGTERM; when SIGKILL was needed it
-# reports 137, or is itself killed with its process group (-9).
-TIMEOUT_RC = 124
-TIMEOUT_KILLED_RCS = (137, -9)
 KILL_AFTER_SECONDS = 30
 # Seconds an installer run may take when the caller sets no timeout: a wide margin over what
 # real servers take (docs/packages.md has the table and the reasons).
@@ -349,7 +346,7 @@ class Runner(object):
 
     def run(self, argv, timeout=None):
         timeout = timeout or self.default_timeout
-        command = ['timeout', '--kill-after=%d' % KILL_AFTER_SECONDS, str(timeout)] + list(argv)
+        command = timed_command.timeout_argv(argv, timeout, KILL_AFTER_SECONDS)
         started = time.time()
         rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
                                                environ_update=ENVIRONMENT,
@@ -360,8 +357,7 @@ class Runner(object):
         self.result['stdout_lines'].extend(text.splitlines())
         self.result['rc'] = rc
         self.result['cmd'] = list(argv)
-        # 137 alone is also the OOM killer's mark; only a run that lasted the whole limit timed out.
-        if rc == TIMEOUT_RC or (rc in TIMEOUT_KILLED_RCS and elapsed >= timeout):
+        if timed_command.stopped_by_timeout(rc, elapsed, timeout):
             self.fail('%s %s of version %s did not finish within %s seconds and was stopped: %s. Fix: read the '
                       'installer log (log_tail) for where it hung; if it was only slow, raise the timeout '
                       '(ascend_runfile timeout, or the role variable for %s, e.g. hdk_driver_installer_timeout '
