@@ -72,6 +72,8 @@ class CallbackModule(CallbackBase):
                 'action': task.action,
                 # Delegated to the controller: no round trip to the node.
                 'delegated_to_controller': task.delegate_to in ('localhost', '127.0.0.1'),
+                # Once for the whole fleet (recorded on the first host): not a cost of each node.
+                'run_once': bool(task.run_once),
                 'hosts': {},
             }
             self.order.append(uuid)

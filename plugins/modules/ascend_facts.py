@@ -50,6 +50,31 @@ options:
     description: The file system whose free space RV(ansible_facts.ascend.free_kb) gives.
     type: path
     default: /
+  npu_smi:
+    description:
+      - Also read the chips with C(npu-smi). V(info) runs C(npu-smi info), V(board) also C(npu-smi info -t board -i N)
+        for every NPU. The result is RV(ansible_facts.ascend.npu_smi), as M(npu.ascend.npu_smi_info) returns it.
+      - An npu-smi that fails, prints an error code or does not answer within O(npu_smi_timeout) does not fail the
+        module; the chips' state is a fact like any other, given in RV(ansible_facts.ascend.npu_smi_error).
+      - V(none) leaves npu-smi alone (and both facts out).
+    type: str
+    choices: [none, info, board]
+    default: none
+  npu_smi_timeout:
+    description: Seconds each C(npu-smi) run may take before it is stopped (through C(timeout)).
+    type: int
+    default: 120
+  packages:
+    description:
+      - Packages to ask O(package_manager) about (C(apt-cache policy), C(dnf list --showduplicates)) for their installed
+        and available versions, in RV(ansible_facts.ascend.package_query).
+    type: list
+    elements: str
+    default: []
+  package_manager:
+    description: The package manager O(packages) are asked about; without one, O(packages) are not looked up.
+    type: str
+    choices: [apt, dnf, dnf5]
 notes:
   - Supports check mode.
 seealso:
@@ -199,6 +224,24 @@ ansible_facts:
             when the binary is missing or names no release.
           type: dict
           sample: {version: 2.4.2, major: 2, minor: 4, output: containerd github.com/containerd/containerd/v2 v2.4.2 abc}
+        npu_smi:
+          description:
+            - With O(npu_smi=info) or O(npu_smi=board), what C(npu-smi) reported (C(binary), C(tool_version),
+              C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board)), or null when npu-smi is
+              not installed or could not be read.
+            - Absent with O(npu_smi=none).
+          type: dict
+          returned: when O(npu_smi) is not V(none)
+        npu_smi_error:
+          description: With O(npu_smi) other than V(none), why npu-smi could not be read (with the fix), or null.
+          type: str
+          returned: when O(npu_smi) is not V(none)
+        package_query:
+          description:
+            - With O(packages) and O(package_manager), the query's C(manager), C(argv), C(rc) and C(stdout).
+              dnf exits 1 when some names are unknown and still lists the others, so that is not a failure.
+          type: dict
+          returned: when O(packages) and O(package_manager) are given
         python_libraries:
           description: Per Python library the collection's modules need on the node (C(tomlkit)), whether the
             interpreter running the modules can import it.
@@ -217,6 +260,7 @@ from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
+from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
 from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
@@ -230,9 +274,16 @@ PYTHON_LIBRARIES = ('tomlkit',)
 # systemctl and containerd answer at once; one that does not is a stuck node, not a slow one.
 PROBE_TIMEOUT_SECONDS = 30
 PROBE_KILL_AFTER_SECONDS = 5
+# dnf may refresh its repository metadata first, over the network.
+PACKAGE_QUERY_TIMEOUT_SECONDS = 300
+# The package managers' queries; dnf exits 1 when some of the names are unknown and still lists the others.
+PACKAGE_QUERIES = {
+    'apt': (['apt-cache', 'policy'], (0,)),
+    'dnf': (['dnf', '-q', 'list', '--showduplicates'], (0, 1)),
+    'dnf5': (['dnf', '-q', 'list', '--showduplicates'], (0, 1)),
+}
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
 DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
-NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
 
 
 def _read(path):
@@ -282,7 +333,18 @@ def gather_pci(module):
 
 
 def find_npu_smi(module):
-    return module.get_bin_path('npu-smi', opt_dirs=NPU_SMI_DIRS)
+    return module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
+
+
+def read_npu_smi(module, binary, what):
+    """(what npu-smi reported, None) or (None, why it could not be read); never fails the module."""
+    if not binary:
+        return None, None
+    reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['npu_smi_timeout'])
+    try:
+        return reader.read(board=(what == 'board')), None
+    except npu_smi_reader.NpuSmiFailure as failure:
+        return None, str(failure)
 
 
 def device_nodes():
@@ -340,14 +402,15 @@ def free_kb(path):
     return stat.f_bavail * stat.f_frsize // 1024
 
 
-def _run_probe(module, argv):
+def _run_probe(module, argv, seconds=None,
+               stuck='the node is stuck (systemd or the service it asks). Fix: look at `systemctl status` and the '
+                     'journal on the node, then run again.'):
+    seconds = seconds or PROBE_TIMEOUT_SECONDS
     started = time.time()
-    rc, out, err = module.run_command(timed_command.timeout_argv(argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS),
+    rc, out, err = module.run_command(timed_command.timeout_argv(argv, seconds, PROBE_KILL_AFTER_SECONDS),
                                       environ_update=_C_LOCALE)
-    if timed_command.stopped_by_timeout(rc, time.time() - started, PROBE_TIMEOUT_SECONDS):
-        module.fail_json(msg='%s did not answer within %d s; the node is stuck (systemd or the service it asks). '
-                             'Fix: look at `systemctl status` and the journal on the node, then run again.'
-                         % (' '.join(argv), PROBE_TIMEOUT_SECONDS))
+    if timed_command.stopped_by_timeout(rc, time.time() - started, seconds):
+        module.fail_json(msg='%s did not answer within %d s; %s' % (' '.join(argv), seconds, stuck))
     return rc, out, err
 
 
@@ -372,6 +435,21 @@ def read_containerd(module):
         return None
     rc, out, _err = _run_probe(module, [containerd, '--version'])
     return engine_probe.parse_containerd_version(out) if rc == 0 else None
+
+
+def query_packages(module, manager, names):
+    base, accepted = PACKAGE_QUERIES[manager]
+    argv = base + list(names)
+    if not module.get_bin_path(argv[0]):
+        module.fail_json(msg='%s is not installed, so the build packages (%s) cannot be looked up. Fix: install it, '
+                             'or correct ansible_pkg_mgr if it names the wrong package manager' % (argv[0], ', '.join(names)))
+    rc, out, err = _run_probe(module, argv, PACKAGE_QUERY_TIMEOUT_SECONDS,
+                              'the package manager is stuck (a lock held by another run, or a repository that does '
+                              'not answer). Fix: check the node\'s repositories and package manager locks, then run again.')
+    if rc not in accepted:
+        module.fail_json(msg='%s failed (rc=%s): %s. Fix: check the node\'s package repositories (%s update)'
+                             % (' '.join(argv), rc, (err or out).strip() or 'no output', argv[0]))
+    return {'manager': manager, 'argv': argv, 'rc': rc, 'stdout': out}
 
 
 def python_libraries():
@@ -404,6 +482,10 @@ def gather(module, install_path):
     facts['services'] = read_services(module)
     facts['containerd'] = read_containerd(module)
     facts['python_libraries'] = python_libraries()
+    if module.params['npu_smi'] != 'none':
+        facts['npu_smi'], facts['npu_smi_error'] = read_npu_smi(module, facts['npu_smi_path'], module.params['npu_smi'])
+    if module.params['packages'] and module.params['package_manager']:
+        facts['package_query'] = query_packages(module, module.params['package_manager'], module.params['packages'])
     return facts
 
 
@@ -413,9 +495,15 @@ def main():
             install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
             paths=dict(type='list', elements='path', default=[]),
             free_space_path=dict(type='path', default='/'),
+            npu_smi=dict(type='str', choices=['none', 'info', 'board'], default='none'),
+            npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            packages=dict(type='list', elements='str', default=[]),
+            package_manager=dict(type='str', choices=list(PACKAGE_QUERIES)),
         ),
         supports_check_mode=True,
     )
+    if module.params['npu_smi_timeout'] <= 0:
+        module.fail_json(msg='npu_smi_timeout must be a positive number of seconds, got %s' % module.params['npu_smi_timeout'])
     try:
         facts = gather(module, module.params['install_path'])
     except VersionFileError as error:

@@ -129,93 +129,8 @@ commands:
   elements: list
 '''
 
-import re
-import time
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
-
-NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
-ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
-# timeout(1) exits 124 when it stopped npu-smi with SIGTERM; when SIGKILL was needed it reports
-# 137, or is itself killed with its process group (-9).
-TIMEOUT_RCS = (124, 137, -9)
-KILL_AFTER_SECONDS = 10
-
-# What npu-smi's DCMI error codes mean for the operator, where the facts reference says.
-ERROR_MEANINGS = {
-    -8005: ('the NPU device is not started or the NPU driver is not loaded',
-            'reboot the node; if the error stays, reinstall the driver (and check the firmware)'),
-}
-
-
-def explain_error(error, rc):
-    meaning, fix = ERROR_MEANINGS.get(error.code, (None, None))
-    message = 'npu-smi failed (rc=%s): %s' % (rc, error.message)
-    if error.code is not None:
-        message += ' [error code %s]' % error.code
-    if meaning:
-        message += '. This means %s; %s.' % (meaning, fix)
-    else:
-        message += '. Check that the driver is installed and loaded (lsmod, /dev/davinci*) and see the npu-smi log.'
-    return message
-
-
-def board_key(name):
-    return re.sub(r'[^0-9a-z]+', '_', name.strip().lower()).strip('_')
-
-
-def normalize_board(npu_id, values):
-    board = dict((board_key(key), value) for key, value in values.items())
-    board['npu_id'] = npu_id
-    return board
-
-
-def npu_ids(info):
-    seen = []
-    for chip in info['chips']:
-        if chip.get('npu_id') is not None and chip['npu_id'] not in seen:
-            seen.append(chip['npu_id'])
-    return seen
-
-
-class NpuSmi(object):
-    def __init__(self, module, binary, timeout):
-        self.module = module
-        self.binary = binary
-        self.timeout = timeout
-        self.commands = []
-
-    def run(self, *args):
-        argv = [self.binary] + list(args)
-        self.commands.append(argv)
-        command = ['timeout', '--kill-after=%d' % KILL_AFTER_SECONDS, str(self.timeout)] + argv
-        started = time.time()
-        rc, out, err = self.module.run_command(command, environ_update=ENVIRONMENT)
-        if rc in TIMEOUT_RCS and time.time() - started >= self.timeout:
-            self.fail('%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look '
-                      'at dmesg and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if '
-                      'the node is only slow, raise the timeout (npu_smi_info timeout, hdk_npu_smi_timeout in the '
-                      'hdk role)' % (' '.join(argv), self.timeout))
-        text = out if out.strip() else err
-        error = npu_smi.detect_error(out + '\n' + err)
-        if error is not None:
-            self.fail(explain_error(error, rc))
-        if rc != 0:
-            self.fail('%s failed (rc=%s): %s' % (' '.join(argv), rc, (err or out).strip() or 'no output'))
-        return text
-
-    def fail(self, msg):
-        self.module.fail_json(msg=msg, commands=self.commands)
-
-    def parse(self, parser, text, what):
-        try:
-            return parser(text)
-        except npu_smi.NpuSmiError as error:
-            self.fail(explain_error(error, 0))
-        except ValueError as error:
-            self.fail('cannot read the output of npu-smi %s: %s' % (what, error))
+from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
 
 
 def main():
@@ -224,45 +139,23 @@ def main():
             binary_path=dict(type='path'),
             board=dict(type='bool', default=False),
             list=dict(type='bool', default=False),
-            timeout=dict(type='int', default=120),
+            timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
         ),
         supports_check_mode=True,
     )
     if module.params['timeout'] <= 0:
         module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
                          commands=[])
-    binary = module.params['binary_path'] or module.get_bin_path('npu-smi', opt_dirs=NPU_SMI_DIRS)
+    binary = module.params['binary_path'] or module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
     if not binary:
-        module.fail_json(msg='npu-smi not found in PATH, %s; is the NPU driver installed?' % ', '.join(NPU_SMI_DIRS),
-                         commands=[])
-    tool = NpuSmi(module, binary, module.params['timeout'])
-    info = tool.parse(npu_smi.parse_info, tool.run('info'), 'info')
-    for key in ('tool_version', 'driver_version'):
-        # These versions reach comparisons, labels and messages; a value no Huawei tool prints is refused.
-        problem = version_problem(info[key]) if info[key] is not None else ''
-        if problem:
-            tool.fail('npu-smi info printed a %s that is not a version: %s. Fix: check that %s is Huawei\'s '
-                      'npu-smi (reinstall the driver if it was replaced)' % (key.replace('_', ' '), problem, binary))
-    result = {
-        'binary': binary,
-        'tool_version': info['tool_version'],
-        'driver_version': info['driver_version'],
-        'chips': info['chips'],
-        'processes': info['processes'],
-    }
-    if module.params['board']:
-        result['boards'] = []
-        for npu_id in npu_ids(info):
-            text = tool.run('info', '-t', 'board', '-i', str(npu_id))
-            board = normalize_board(npu_id, tool.parse(npu_smi.parse_key_values, text, 'board'))
-            problem = version_problem(board['firmware_version']) if board.get('firmware_version') else ''
-            if problem:
-                tool.fail('npu-smi info -t board -i %s printed a firmware version that is not a version: %s. Fix: check '
-                          'that %s is Huawei\'s npu-smi (reinstall the driver if it was replaced)' % (npu_id, problem, binary))
-            result['boards'].append(board)
-    if module.params['list']:
-        result['list'] = tool.parse(npu_smi.parse_info_list, tool.run('info', '-l'), 'info -l')
-    module.exit_json(changed=False, npu_smi=result, commands=tool.commands)
+        module.fail_json(msg='npu-smi not found in PATH, %s; is the NPU driver installed?'
+                         % ', '.join(npu_smi_reader.NPU_SMI_DIRS), commands=[])
+    reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['timeout'])
+    try:
+        result = reader.read(board=module.params['board'], list_npus=module.params['list'])
+    except npu_smi_reader.NpuSmiFailure as failure:
+        module.fail_json(msg=str(failure), commands=reader.commands)
+    module.exit_json(changed=False, npu_smi=result, commands=reader.commands)
 
 
 if __name__ == '__main__':

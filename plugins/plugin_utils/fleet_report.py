@@ -692,3 +692,66 @@ def render(report, fmt):
     except KeyError:
         raise ValueError('unknown report format %r (expected one of %s)' % (fmt, ', '.join(sorted(RENDERERS))))
     return renderer(report)
+
+
+# --------------------------------------------------------------------------------------
+# What the fleet_report_write action reads from the run, and what it publishes
+# --------------------------------------------------------------------------------------
+
+def _unique(items):
+    seen, kept = set(), []
+    for item in items:
+        key = json.dumps(item, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_nodes=None, k8s_error=None):
+    """One ``node_entry`` input per host of ``hosts``, from the run's variables.
+
+    ``host_vars(host)`` gives a host's variables; ``wanted_of(variables)`` its wanted stack. The
+    node name is ``fleet_report_k8s_node_name``, else ``k8s_node_name``, else the host; what the
+    roles published (``preflight_report``, ``k8s_node_result``, ``fleet_report_extra``) is taken
+    as it is; the doctor's findings, when any host has them, are those naming the host or its node.
+    """
+    variables = dict((host, host_vars(host)) for host in hosts)
+    by_name = dict(((node.get('metadata') or {}).get('name'), node) for node in (k8s_nodes or []) if isinstance(node, dict))
+    with_findings = [variables[host]['doctor_findings'] for host in hosts if 'doctor_findings' in variables[host]]
+    findings = _unique(finding for group in with_findings for finding in (group or []))
+    nodes = []
+    for host in hosts:
+        own = variables[host]
+        node_name = own.get('fleet_report_k8s_node_name', own.get('k8s_node_name', host))
+        published = {'extra': own.get('fleet_report_extra', {})}
+        for key in ('preflight_report', 'k8s_node_result'):
+            if key in own:
+                published[key] = own[key]
+        if with_findings:
+            published['doctor_findings'] = [finding for finding in findings
+                                            if isinstance(finding, dict) and finding.get('node') in (host, node_name)]
+        nodes.append({
+            'host': host,
+            'gathered': own.get('__fleet_report_gathered'),
+            'k8s': {'configured': bool(kubernetes), 'node_name': node_name, 'node': by_name.get(node_name),
+                    'error': k8s_error},
+            'wanted': wanted_of(own),
+            'published': published,
+            'outcome': RUN_OK if host in play_hosts else RUN_FAILED,
+        })
+    return nodes
+
+
+def published_result(report, directory, files):
+    """``fleet_report_result``: where the files are, the summary, and per node its status, the
+    failed checks (``name: message``) and the changes since the previous report."""
+    nodes = {}
+    for host, entry in report['nodes'].items():
+        nodes[host] = {
+            'status': entry['status'],
+            'problems': ['%s: %s' % (check['name'], check['message']) for check in entry['checks']
+                         if check['status'] in (FAILED, ERROR)],
+            'changes': [change['text'] for change in entry['changes']],
+        }
+    return {'dir': directory, 'files': list(files), 'summary': report['summary'], 'nodes': nodes}

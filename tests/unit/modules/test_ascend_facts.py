@@ -179,3 +179,91 @@ def test_a_stuck_systemctl_fails_with_a_message(node, run_module, engines_path, 
     _tool(engines_path, 'systemctl', 'exec sleep 30\n')
     result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
     assert result['failed'] and 'did not answer within 1 s' in result['msg'] and 'Fix:' in result['msg']
+
+
+NPU_SMI_SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'npu-smi')
+NPU_SMI_SYNTHETIC = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'npu_smi_synthetic')
+
+
+def _npu_smi(engines_path, info, rc=0):
+    _tool(engines_path, 'npu-smi',
+          'echo "$*" >> "%s/npu-smi-calls"\n'
+          'case "$*" in\n'
+          '  info) cat "%s"; exit %d;;\n'
+          '  "info -t board -i "*) cat "%s";;\n'
+          '  *) exit 9;;\n'
+          'esac\n' % (engines_path, info, rc, os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+    if not (engines_path / 'cat').exists():
+        (engines_path / 'cat').symlink_to('/bin/cat')
+
+
+def test_npu_smi_is_left_alone_unless_asked_for(node, run_module, engines_path):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert 'npu_smi' not in facts and 'npu_smi_error' not in facts
+    assert facts['npu_smi_path'] == str(engines_path / 'npu-smi')
+    assert not (engines_path / 'npu-smi-calls').exists()
+
+
+@pytest.mark.parametrize('what, calls', [('info', ['info']), ('board', ['info'] + ['info -t board -i %d' % n for n in range(8)])])
+def test_the_probe_reads_npu_smi_as_npu_smi_info_does(node, run_module, engines_path, what, calls):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': what},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_error'] is None
+    assert facts['npu_smi']['driver_version'] == '25.0.rc1.1' and len(facts['npu_smi']['chips']) == 8
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == calls
+    assert ('boards' in facts['npu_smi']) == (what == 'board')
+
+
+def test_an_npu_smi_error_is_a_fact_not_a_failure(node, run_module, engines_path):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SYNTHETIC, 'error_dcmi_-8005.txt'), rc=1)
+    result = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'}, check_mode=True, diff=False)
+    facts = result['ansible_facts']['ascend']
+    assert not result.get('failed') and facts['npu_smi'] is None
+    assert '-8005' in facts['npu_smi_error'] and 'driver is not loaded' in facts['npu_smi_error']
+    # The rest of the probe is there as usual.
+    assert facts['npu_count'] == 2 and facts['installed']['driver']['version'] == '25.0.rc1.1'
+
+
+def test_a_hung_npu_smi_is_stopped_and_recorded(node, run_module, engines_path, monkeypatch):
+    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.npu_smi_reader.KILL_AFTER_SECONDS', 1)
+    _tool(engines_path, 'npu-smi', "trap '' TERM\nsleep 30\n")
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'npu_smi_timeout': 1},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi'] is None and 'did not answer within 1 seconds' in facts['npu_smi_error']
+
+
+def test_without_npu_smi_there_is_nothing_to_read(node, run_module, engines_path, monkeypatch):
+    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.npu_smi_reader.NPU_SMI_DIRS', [])
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_path'] is None and facts['npu_smi'] is None and facts['npu_smi_error'] is None
+
+
+@pytest.mark.parametrize('manager, command, rc, accepted', [
+    ('apt', 'apt-cache', 0, True), ('apt', 'apt-cache', 100, False),
+    ('dnf', 'dnf', 1, True), ('dnf5', 'dnf', 0, True), ('dnf', 'dnf', 2, False)])
+def test_the_probe_asks_the_package_manager(node, run_module, engines_path, manager, command, rc, accepted):
+    _tool(engines_path, command, 'echo "$*" > "%s/query"\necho "dkms:"\nexit %d\n' % (engines_path, rc))
+    result = run_module(ascend_facts, {'install_path': node['install_path'], 'package_manager': manager,
+                                       'packages': ['linux-headers-6.1', 'dkms']}, check_mode=True, diff=False)
+    if accepted:
+        query = result['ansible_facts']['ascend']['package_query']
+        assert (query['manager'], query['rc'], query['stdout']) == (manager, rc, 'dkms:\n')
+        assert query['argv'][0] == command and query['argv'][-2:] == ['linux-headers-6.1', 'dkms']
+    else:
+        assert result['failed'] and 'rc=%d' % rc in result['msg'] and 'Fix:' in result['msg']
+
+
+def test_a_missing_package_manager_is_a_message(node, run_module, engines_path):
+    result = run_module(ascend_facts, {'install_path': node['install_path'], 'package_manager': 'dnf',
+                                       'packages': ['dkms']}, check_mode=True, diff=False)
+    assert result['failed'] and 'dnf is not installed' in result['msg']
+
+
+def test_without_packages_nothing_is_asked(node, run_module, engines_path):
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'package_manager': 'apt'},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert 'package_query' not in facts

@@ -55,6 +55,21 @@ def test_tasks_per_node_count_what_ran_and_round_trips_what_reached_the_node():
     assert counts == {'a': (5, 2, 1), 'b': (5, 3, 0)}
 
 
+def test_tasks_run_once_for_the_fleet_are_counted_apart():
+    summarise = _task('summarise', 'ansible.builtin.debug', {'a': 'ok'})
+    summarise['run_once'] = True
+    read_cluster = _task('read the cluster', 'kubernetes.core.k8s_info', {'a': 'ok'})
+    read_cluster['run_once'] = True
+    unused = _task('stop', 'ansible.builtin.fail', {'a': 'skipped'})
+    unused['run_once'] = True
+    tasks = [_task('probe', 'npu.ascend.ascend_facts', {'a': 'ok', 'b': 'ok'}), summarise, read_cluster, unused]
+    document = _document(tasks, ['a', 'b'])
+    # The k8s_info run once on a still reached node a: a round trip, not a task of a's own.
+    assert bench.per_host_tasks(document) == {'a': (1, 2, 0), 'b': (1, 1, 0)}
+    assert bench.run_once_tasks(document) == 2
+    assert bench.summarize(document)['run_once_tasks'] == 2
+
+
 def test_summary_per_node_figures():
     tasks = [_task('t%d' % index, 'ansible.builtin.command', {'a': 'ok', 'b': 'ok' if index < 3 else 'skipped'})
              for index in range(5)]

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of npu.ascend.fleet_report_write: builds the fleet report and writes its files on the controller."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import os
+import tempfile
+
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
+from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
+
+FILES = {'json': 'fleet-report.json', 'junit': 'fleet-report.junit.xml', 'markdown': 'fleet-report.md',
+         'html': 'fleet-report.html'}
+PREVIOUS_FILE = 'fleet-report.previous.json'
+OPTIONAL_FORMATS = ('junit', 'markdown', 'html')
+
+ARGUMENT_SPEC = dict(
+    dir=dict(type='path', required=True),
+    formats=dict(type='list', elements='str', default=list(OPTIONAL_FORMATS)),
+    template_dir=dict(type='path'),
+    hosts=dict(type='list', elements='str', required=True),
+    label_domain=dict(type='str', default='npu.ascend'),
+    kubernetes=dict(type='bool', default=False),
+    k8s_nodes=dict(type='dict'),
+    run=dict(type='dict', default={}),
+    set_stats=dict(type='bool', default=False),
+)
+
+
+class _ReportError(Exception):
+    pass
+
+
+def _write_atomically(path, text):
+    """The whole file or the old one: a crash mid-write leaves no half report."""
+    directory = os.path.dirname(path)
+    handle, temporary = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(handle, 'w') as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _render(report, fmt, template_dir):
+    if fmt in fleet_report_templates.TEMPLATES:
+        try:
+            return fleet_report_templates.render(report, fmt, template_dir=template_dir or None)
+        except fleet_report_templates.ReportTemplateError as error:
+            raise _ReportError('%s. Fix: correct the template in fleet_report_template_dir (%s), or leave '
+                               'fleet_report_template_dir empty for the built-in templates' % (error, template_dir or 'not set'))
+    return report_lib.render(report, fmt)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    # The report is the run's output on the controller: a dry run writes it too.
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if not args['dir']:
+            return dict(result, failed=True, msg='fleet_report_dir is empty. Fix: give the directory of the report '
+                                                 'files on the controller')
+        unknown = sorted(set(args['formats']) - set(OPTIONAL_FORMATS))
+        if unknown:
+            return dict(result, failed=True, msg='fleet_report_formats names %s. Fix: choose formats among %s (JSON is '
+                                                 'always written)' % (', '.join(unknown), ', '.join(OPTIONAL_FORMATS)))
+        hostvars = task_vars['hostvars']
+        k8s = args['k8s_nodes'] or {}
+        k8s_error = (k8s.get('msg') or 'the cluster did not answer') if k8s.get('failed') else None
+        try:
+            nodes = report_lib.run_inputs(
+                args['hosts'], lambda host: hostvars[host], task_vars.get('ansible_play_hosts', []),
+                lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {})),
+                kubernetes=args['kubernetes'], k8s_nodes=k8s.get('resources'), k8s_error=k8s_error)
+            entries = [report_lib.node_entry(node['host'], gathered=node['gathered'], k8s=node['k8s'], wanted=node['wanted'],
+                                             published=node['published'], outcome=node['outcome'],
+                                             domain=args['label_domain'])
+                       for node in nodes]
+            directory = args['dir']
+            json_path = os.path.join(directory, FILES['json'])
+            previous = None
+            if os.path.exists(json_path):
+                with open(json_path) as stream:
+                    previous = stream.read()
+            generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+            report = report_lib.build_report(entries, previous=previous, run=args['run'], generated_at=generated_at)
+            formats = ['json'] + [fmt for fmt in OPTIONAL_FORMATS if fmt in args['formats']]
+            texts = dict((fmt, _render(report, fmt, args['template_dir'])) for fmt in formats)
+            os.makedirs(directory, mode=0o755, exist_ok=True)
+            if previous is not None:
+                _write_atomically(os.path.join(directory, PREVIOUS_FILE), previous)
+            paths = []
+            for fmt in formats:
+                path = os.path.join(directory, FILES[fmt])
+                _write_atomically(path, texts[fmt])
+                paths.append(path)
+        except _ReportError as error:
+            return dict(result, failed=True, msg=to_native(error))
+        except (TypeError, ValueError, AttributeError, KeyError) as error:
+            return dict(result, failed=True, msg='cannot build the fleet report: %s. Fix: check the variables the '
+                                                 'report reads (fleet_report_extra, fleet_report_stack) on each host' % to_native(error))
+        except (IOError, OSError) as error:
+            return dict(result, failed=True, msg='cannot write the fleet report in %s: %s. Fix: give fleet_report_dir a '
+                                                 'directory the controller user may write' % (args['dir'], to_native(error)))
+        published = report_lib.published_result(report, directory, paths)
+        result.update(changed=False, fleet_report=published)
+        if args['set_stats']:
+            result['ansible_stats'] = {'data': {'fleet_report': published}, 'per_host': False, 'aggregate': True}
+        return result

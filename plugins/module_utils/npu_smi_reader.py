@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running npu-smi on the node and judging what it printed. No Ansible imports.
+
+Both the npu_smi_info module (which fails on an error) and ascend_facts' probe (which records it,
+since a broken chip is the node's state, not the probe's failure) read npu-smi through here, so an
+error code means the same thing, with the same fix, wherever it surfaces.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import time
+
+from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import timed_command
+from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
+
+NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
+C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
+KILL_AFTER_SECONDS = 10
+DEFAULT_TIMEOUT_SECONDS = 120
+
+# What npu-smi's DCMI error codes mean for the operator, where the facts reference says.
+_ERROR_MEANINGS = {
+    -8005: ('the NPU device is not started or the NPU driver is not loaded',
+            'reboot the node; if the error stays, reinstall the driver (and check the firmware)'),
+}
+
+
+class NpuSmiFailure(Exception):
+    """npu-smi could not be read: the message says why and what to do."""
+
+
+def explain_error(error, rc):
+    meaning, fix = _ERROR_MEANINGS.get(error.code, (None, None))
+    message = 'npu-smi failed (rc=%s): %s' % (rc, error.message)
+    if error.code is not None:
+        message += ' [error code %s]' % error.code
+    if meaning:
+        message += '. This means %s; %s.' % (meaning, fix)
+    else:
+        message += '. Check that the driver is installed and loaded (lsmod, /dev/davinci*) and see the npu-smi log.'
+    return message
+
+
+def _board_key(name):
+    return re.sub(r'[^0-9a-z]+', '_', name.strip().lower()).strip('_')
+
+
+def _normalize_board(npu_id, values):
+    board = dict((_board_key(key), value) for key, value in values.items())
+    board['npu_id'] = npu_id
+    return board
+
+
+def _npu_ids(info):
+    seen = []
+    for chip in info['chips']:
+        if chip.get('npu_id') is not None and chip['npu_id'] not in seen:
+            seen.append(chip['npu_id'])
+    return seen
+
+
+class NpuSmiReader(object):
+    """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
+    timeout(1); every argv run is kept in ``commands``."""
+
+    def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time):
+        self._run_command = run_command
+        self.binary = binary
+        self.timeout = timeout
+        self._clock = clock
+        self.commands = []
+
+    def run(self, *args):
+        argv = [self.binary] + list(args)
+        self.commands.append(argv)
+        started = self._clock()
+        rc, out, err = self._run_command(timed_command.timeout_argv(argv, self.timeout, KILL_AFTER_SECONDS),
+                                         environ_update=C_LOCALE)
+        if timed_command.stopped_by_timeout(rc, self._clock() - started, self.timeout):
+            raise NpuSmiFailure(
+                '%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look at dmesg '
+                'and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if the node is only '
+                'slow, raise the timeout (npu_smi_info timeout, hdk_npu_smi_timeout in the hdk role)'
+                % (' '.join(argv), self.timeout))
+        error = npu_smi.detect_error(out + '\n' + err)
+        if error is not None:
+            raise NpuSmiFailure(explain_error(error, rc))
+        if rc != 0:
+            raise NpuSmiFailure('%s failed (rc=%s): %s' % (' '.join(argv), rc, (err or out).strip() or 'no output'))
+        return out if out.strip() else err
+
+    def _parse(self, parser, text, what):
+        try:
+            return parser(text)
+        except npu_smi.NpuSmiError as error:
+            raise NpuSmiFailure(explain_error(error, 0))
+        except ValueError as error:
+            raise NpuSmiFailure('cannot read the output of npu-smi %s: %s' % (what, error))
+
+    def _refuse_non_version(self, what, value):
+        # Versions reach comparisons, labels and messages; a value no Huawei tool prints is refused.
+        problem = version_problem(value) if value is not None else ''
+        if problem:
+            raise NpuSmiFailure('npu-smi %s printed a %s that is not a version: %s. Fix: check that %s is Huawei\'s '
+                                'npu-smi (reinstall the driver if it was replaced)'
+                                % (' '.join(self.commands[-1][1:]), what, problem, self.binary))
+
+    def read(self, board=False, list_npus=False):
+        """``npu-smi info`` (and, when asked, each NPU's board and ``info -l``) as one dict."""
+        info = self._parse(npu_smi.parse_info, self.run('info'), 'info')
+        for key in ('tool_version', 'driver_version'):
+            self._refuse_non_version(key.replace('_', ' '), info[key])
+        result = {
+            'binary': self.binary,
+            'tool_version': info['tool_version'],
+            'driver_version': info['driver_version'],
+            'chips': info['chips'],
+            'processes': info['processes'],
+        }
+        if board:
+            result['boards'] = []
+            for npu_id in _npu_ids(info):
+                text = self.run('info', '-t', 'board', '-i', str(npu_id))
+                values = _normalize_board(npu_id, self._parse(npu_smi.parse_key_values, text, 'board'))
+                if values.get('firmware_version'):
+                    self._refuse_non_version('firmware version', values['firmware_version'])
+                result['boards'].append(values)
+        if list_npus:
+            result['list'] = self._parse(npu_smi.parse_info_list, self.run('info', '-l'), 'info -l')
+        return result

@@ -1,0 +1,129 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: fleet_report_write
+short_description: Build the fleet report from what the run read and write its files on the controller
+version_added: 1.0.0
+author: npu.ascend maintainers (@npu-ascend)
+description:
+  - Runs on the controller only (an action plugin; nothing reaches a node). The P(npu.ascend.fleet_report#role) role calls it
+    once per run, after every host was read.
+  - For each host of O(hosts) it takes what the run left in the host's variables (C(__fleet_report_gathered), what
+    ascend_facts and npu-smi read; C(preflight_report); C(k8s_node_result); C(doctor_findings);
+    C(fleet_report_extra)), its wanted stack (P(npu.ascend.ascend_wanted_stack#filter) over its variables, or its
+    C(fleet_report_stack)) and its Node object from O(k8s_nodes), and builds the report as the
+    P(npu.ascend.fleet_report#filter) filter does.
+  - Compares it with the C(fleet-report.json) already in O(dir) (kept as C(fleet-report.previous.json)), then writes
+    C(fleet-report.json) and the files of O(formats), each one whole or not at all (written aside, then renamed).
+  - The files are the run's output, not a change to the fleet. They are written in check mode too, and the task
+    never reports C(changed) (every report differs from the last by its time stamp).
+  - Fails with a message naming the cause and the fix for an unknown format, a template that does not render, or a
+    directory it cannot write.
+options:
+  dir:
+    description: Directory of the report files on the controller; created when missing.
+    type: path
+    required: true
+  formats:
+    description: Formats written besides JSON (always written).
+    type: list
+    elements: str
+    choices: [junit, markdown, html]
+    default: [junit, markdown, html]
+  template_dir:
+    description: Directory of the operator's own C(fleet-report.md.j2) and C(fleet-report.html.j2), used instead of the
+      built-in templates.
+    type: path
+  hosts:
+    description: The hosts the report describes.
+    type: list
+    elements: str
+    required: true
+  label_domain:
+    description: Domain of the validated, driver and upgrade-state labels the report reads on the Node objects.
+    type: str
+    default: npu.ascend
+  kubernetes:
+    description: Whether the Node objects were read; without them the Kubernetes checks say so.
+    type: bool
+    default: false
+  k8s_nodes:
+    description: The registered result of C(kubernetes.core.k8s_info) for C(kind=Node) (its C(resources), or its
+      C(msg) when it failed).
+    type: dict
+  run:
+    description: What the report records of the run (play, playbook_dir, check_mode, ansible_version, limit, hosts).
+    type: dict
+    default: {}
+  set_stats:
+    description: Also publish RV(fleet_report) as the run's statistics (AWX and AAP show them as the job's artifacts),
+      as M(ansible.builtin.set_stats) would.
+    type: bool
+    default: false
+attributes:
+  action:
+    description: Runs on the controller as an action plugin.
+    support: full
+  async:
+    description: Cannot run asynchronously.
+    support: none
+  check_mode:
+    support: full
+    details:
+      - The report files are written in check mode too, and C(changed) is false either way.
+  diff_mode:
+    support: none
+  idempotent:
+    support: partial
+    details:
+      - Never reports a change; each run writes a report with its own time stamp.
+  platform:
+    platforms: posix
+notes:
+  - The role's C(fleet_report_result) is RV(fleet_report).
+seealso:
+  - module: npu.ascend.ascend_facts
+  - module: npu.ascend.npu_smi_info
+extends_documentation_fragment:
+  - npu.ascend.attributes
+'''
+
+EXAMPLES = r'''
+- name: Write the report of the play's hosts
+  npu.ascend.fleet_report_write:
+    dir: "{{ lookup('ansible.builtin.env', 'HOME') }}/npu-ascend-reports"
+    hosts: "{{ ansible_play_hosts_all }}"
+  run_once: true
+  delegate_to: localhost
+  register: report
+'''
+
+RETURN = r'''
+fleet_report:
+  description: Where the report is and what it says.
+  returned: success
+  type: dict
+  contains:
+    dir:
+      description: The report directory.
+      type: str
+    files:
+      description: The files written, JSON first.
+      type: list
+      elements: str
+    summary:
+      description: Counts of nodes (passed, failed), checks per status and changes since the previous report.
+      type: dict
+    nodes:
+      description: Per host its C(status), its C(problems) (each the check's name, a colon and its message) and its C(changes) since the previous
+        report.
+      type: dict
+'''

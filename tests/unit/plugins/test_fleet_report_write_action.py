@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+"""The fleet_report_write action: the run's variables in, the report files and the published result out."""
+
+import json
+import os
+from unittest import mock
+
+import pytest
+
+from ansible_collections.npu.ascend.plugins.action.fleet_report_write import ActionModule
+from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as fr
+
+STACK_VARS = {'hdk_driver_version': '25.0.rc1.1', 'hdk_firmware_version': '7.7.0.1.231', 'cann_version': '8.2.RC1',
+              'container_runtime_version': '7.3.0'}
+
+
+def _gathered(driver='25.0.rc1.1', health='OK'):
+    facts = {'chip_family': '910b', 'product': 'Atlas 800I A2', 'arch': 'aarch64', 'npu_count': 1,
+             'npu_smi_path': '/usr/local/sbin/npu-smi', 'reboot_pending': False, 'reboot_reasons': [],
+             'installed': {'driver': {'version': driver}, 'firmware': {'version': '7.7.0.1.231'},
+                           'toolkit': {'version': '8.2.RC1'}, 'kernels': {'version': '8.2.RC1'}, 'ops': None,
+                           'nnal': None, 'docker_runtime': {'version': '7.3.0'}}}
+    chips = [{'npu_id': 0, 'chip_id': 0, 'name': '910B4', 'health': health, 'bus_id': '0000:C1:00.0'}]
+    return {'facts': facts, 'facts_error': None, 'unreachable': False,
+            'npu_smi': {'driver_version': driver, 'chips': chips, 'processes': []}, 'npu_smi_error': None}
+
+
+def _run(tmp_path, hostvars, play_hosts, **args):
+    task = mock.MagicMock()
+    task.async_val = 0
+    task.check_mode = False
+    task.action = 'npu.ascend.fleet_report_write'
+    task.args = dict({'dir': str(tmp_path / 'reports'), 'hosts': sorted(hostvars)}, **args)
+    connection = mock.MagicMock()
+    connection._shell.tmpdir = str(tmp_path)
+    action = ActionModule(task, connection, mock.MagicMock(), mock.MagicMock(), mock.MagicMock(), mock.MagicMock())
+    return action.run(task_vars={'hostvars': hostvars, 'ansible_play_hosts': play_hosts})
+
+
+def _hostvars():
+    return {
+        'node-a': dict(STACK_VARS, __fleet_report_gathered=_gathered()),
+        'node-b': dict(STACK_VARS, __fleet_report_gathered=_gathered(health='Critical'), k8s_node_name='b.example'),
+    }
+
+
+def test_the_files_are_written_and_the_result_published(tmp_path):
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], set_stats=True, kubernetes=True,
+                  k8s_nodes={'resources': [{'metadata': {'name': 'b.example', 'labels': {}}}]})
+    assert not result.get('failed'), result
+    reports = tmp_path / 'reports'
+    assert sorted(os.listdir(str(reports))) == ['fleet-report.html', 'fleet-report.json', 'fleet-report.junit.xml',
+                                                'fleet-report.md']
+    published = result['fleet_report']
+    assert published['files'][0] == str(reports / 'fleet-report.json')
+    # node-a has no Node object in the cluster: only the Kubernetes checks fail for it.
+    assert published['nodes']['node-a']['status'] == 'failed'
+    assert {problem.split(':')[0] for problem in published['nodes']['node-a']['problems']} == {'validated', 'schedulable'}
+    assert any(problem.startswith('chips healthy: ') and 'Critical' in problem
+               for problem in published['nodes']['node-b']['problems'])
+    assert result['ansible_stats'] == {'data': {'fleet_report': published}, 'per_host': False, 'aggregate': True}
+    document = json.loads((reports / 'fleet-report.json').read_text())
+    assert document['nodes']['node-b']['kubernetes']['node_name'] == 'b.example'
+    assert document['nodes']['node-b']['kubernetes']['found'] and not document['nodes']['node-a']['kubernetes']['found']
+    assert result['changed'] is False
+
+
+def test_the_previous_report_is_kept_and_compared(tmp_path):
+    _run(tmp_path, _hostvars(), ['node-a', 'node-b'], formats=[])
+    first = (tmp_path / 'reports' / 'fleet-report.json').read_text()
+    hostvars = _hostvars()
+    hostvars['node-a']['__fleet_report_gathered'] = _gathered(driver='25.0.rc1')
+    result = _run(tmp_path, hostvars, ['node-a', 'node-b'], formats=[])
+    assert (tmp_path / 'reports' / 'fleet-report.previous.json').read_text() == first
+    assert result['fleet_report']['nodes']['node-a']['changes'], result['fleet_report']['nodes']['node-a']
+    assert 'ansible_stats' not in result
+    assert sorted(os.listdir(str(tmp_path / 'reports'))) == ['fleet-report.json', 'fleet-report.previous.json']
+
+
+def test_a_cluster_that_did_not_answer_is_in_the_report(tmp_path):
+    _run(tmp_path, _hostvars(), ['node-a', 'node-b'], formats=[], kubernetes=True,
+         k8s_nodes={'failed': True, 'msg': 'connection refused'})
+    document = json.loads((tmp_path / 'reports' / 'fleet-report.json').read_text())
+    assert document['nodes']['node-a']['kubernetes']['error'] == 'connection refused'
+
+
+def test_a_host_that_failed_earlier_is_reported_as_such(tmp_path):
+    result = _run(tmp_path, _hostvars(), ['node-a'], formats=[])
+    assert result['fleet_report']['nodes']['node-a'] == {'status': 'passed', 'problems': [], 'changes': []}
+    assert result['fleet_report']['nodes']['node-b']['status'] == 'failed'
+    assert any(problem.startswith('run: ') for problem in result['fleet_report']['nodes']['node-b']['problems'])
+
+
+@pytest.mark.parametrize('args, words', [
+    ({'formats': ['pdf']}, ['pdf', 'Fix: choose formats among junit, markdown, html']),
+    ({'dir': ''}, ['fleet_report_dir is empty', 'Fix:']),
+])
+def test_bad_arguments_are_messages(tmp_path, args, words):
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], **args)
+    assert result['failed'] and all(word in result['msg'] for word in words)
+    assert not (tmp_path / 'reports').exists()
+
+
+def test_a_directory_that_cannot_be_written_is_a_message(tmp_path):
+    (tmp_path / 'reports').write_text('a file, not a directory')
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'])
+    assert result['failed'] and 'cannot write the fleet report' in result['msg'] and 'Fix:' in result['msg']
+
+
+def test_a_template_that_does_not_render_names_the_fix(tmp_path):
+    templates = tmp_path / 'templates'
+    templates.mkdir()
+    (templates / 'fleet-report.md.j2').write_text('{{ report.nodes | no_such_filter }}')
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], template_dir=str(templates))
+    assert result['failed'] and 'fleet_report_template_dir' in result['msg']
+    # Nothing half written: the JSON of this run is not there either.
+    assert not (tmp_path / 'reports' / 'fleet-report.json').exists()
+
+
+def test_run_inputs_take_names_findings_and_published_data_from_each_host():
+    variables = {
+        'a': {'k8s_node_name': 'node-a', 'preflight_report': {'failed': []}, 'fleet_report_extra': {'rack': 1},
+              'doctor_findings': [{'node': 'node-a', 'id': 'x'}, {'node': 'b', 'id': 'y'}]},
+        'b': {'fleet_report_k8s_node_name': 'b', 'k8s_node_name': 'ignored', 'doctor_findings': [{'node': 'b', 'id': 'y'}]},
+        'c': {},
+    }
+    nodes = fr.run_inputs(['a', 'b', 'c'], variables.__getitem__, ['a', 'c'], lambda v: {'driver': '1'},
+                          kubernetes=True, k8s_nodes=[{'metadata': {'name': 'node-a'}}], k8s_error=None)
+    by_host = dict((node['host'], node) for node in nodes)
+    assert by_host['a']['k8s'] == {'configured': True, 'node_name': 'node-a', 'node': {'metadata': {'name': 'node-a'}},
+                                   'error': None}
+    assert by_host['a']['published'] == {'extra': {'rack': 1}, 'preflight_report': {'failed': []},
+                                         'doctor_findings': [{'node': 'node-a', 'id': 'x'}]}
+    # The same finding published by two hosts counts once.
+    assert by_host['b']['published']['doctor_findings'] == [{'node': 'b', 'id': 'y'}]
+    assert by_host['b']['k8s']['node_name'] == 'b' and by_host['b']['k8s']['node'] is None
+    assert by_host['c']['published'] == {'extra': {}, 'doctor_findings': []}
+    assert [by_host[h]['outcome'] for h in 'abc'] == ['ok', 'failed', 'ok']
+    assert by_host['c']['gathered'] is None and by_host['c']['wanted'] == {'driver': '1'}
+
+
+def test_without_doctor_findings_the_report_has_no_doctor_check():
+    nodes = fr.run_inputs(['a'], {'a': {}}.__getitem__, ['a'], lambda v: {})
+    assert 'doctor_findings' not in nodes[0]['published'] and nodes[0]['k8s']['configured'] is False
