@@ -97,11 +97,12 @@ class ActionModule(ActionBase):
             json_path = os.path.join(directory, FILES['json'])
             previous = None
             if os.path.exists(json_path):
-                with open(json_path) as stream:
+                # A damaged previous file is a note in the report (build_report), not a failure.
+                with open(json_path, encoding='utf-8', errors='replace') as stream:
                     previous = stream.read()
             generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
             report = report_lib.build_report(entries, previous=previous, run=args['run'], generated_at=generated_at)
-            formats = ['json'] + [fmt for fmt in OPTIONAL_FORMATS if fmt in args['formats']]
+            formats = ['json'] + [fmt for index, fmt in enumerate(args['formats']) if fmt not in args['formats'][:index]]
             texts = dict((fmt, _render(report, fmt, args['template_dir'])) for fmt in formats)
             os.makedirs(directory, mode=0o755, exist_ok=True)
             if previous is not None:

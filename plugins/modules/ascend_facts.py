@@ -31,7 +31,8 @@ description:
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
     O(free_space_path) and which of O(paths) exist, the container engines and the kubelet as systemd knows them
     (one C(systemctl show)), the containerd release, and whether the Python library the containerd config
-    modules need (C(tomlkit)) can be imported by the interpreter the modules run with.
+    modules need (C(tomlkit)) can be imported by the interpreter the modules run with; when asked, the chips as
+    C(npu-smi) reports them (O(npu_smi)) and what the package manager knows of some packages (O(packages)).
   - Read-only; runs in check mode.
 options:
   install_path:

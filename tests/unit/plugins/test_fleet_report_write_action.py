@@ -142,3 +142,19 @@ def test_run_inputs_take_names_findings_and_published_data_from_each_host():
 def test_without_doctor_findings_the_report_has_no_doctor_check():
     nodes = fr.run_inputs(['a'], {'a': {}}.__getitem__, ['a'], lambda v: {})
     assert 'doctor_findings' not in nodes[0]['published'] and nodes[0]['k8s']['configured'] is False
+
+
+def test_the_files_follow_the_formats_given_once_each(tmp_path):
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], formats=['html', 'junit', 'html'])
+    assert [os.path.basename(path) for path in result['fleet_report']['files']] == [
+        'fleet-report.json', 'fleet-report.html', 'fleet-report.junit.xml']
+
+
+def test_a_damaged_previous_report_is_a_note_not_a_failure(tmp_path):
+    reports = tmp_path / 'reports'
+    reports.mkdir()
+    (reports / 'fleet-report.json').write_bytes(b'{"format": \xff\xfe not json')
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], formats=[])
+    assert not result.get('failed'), result
+    document = json.loads((reports / 'fleet-report.json').read_text())
+    assert document['notes'] and document['previous_generated_at'] is None
