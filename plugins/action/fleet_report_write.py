@@ -9,11 +9,11 @@ __metaclass__ = type
 
 import datetime
 import os
-import tempfile
 
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
 from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
@@ -34,35 +34,6 @@ ARGUMENT_SPEC = dict(
     run=dict(type='dict', default={}),
     set_stats=dict(type='bool', default=False),
 )
-
-
-class _ReportError(Exception):
-    pass
-
-
-def _write_atomically(path, text):
-    """The whole file or the old one: a crash mid-write leaves no half report."""
-    directory = os.path.dirname(path)
-    handle, temporary = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(handle, 'w') as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
-def _render(report, fmt, template_dir):
-    if fmt in fleet_report_templates.TEMPLATES:
-        try:
-            return fleet_report_templates.render(report, fmt, template_dir=template_dir or None)
-        except fleet_report_templates.ReportTemplateError as error:
-            raise _ReportError('%s. Fix: correct the template in fleet_report_template_dir (%s), or leave '
-                               'fleet_report_template_dir empty for the built-in templates' % (error, template_dir or 'not set'))
-    return report_lib.render(report, fmt)
 
 
 class ActionModule(ActionBase):
@@ -89,30 +60,29 @@ class ActionModule(ActionBase):
                 args['hosts'], lambda host: hostvars[host], task_vars.get('ansible_play_hosts', []),
                 lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {})),
                 kubernetes=args['kubernetes'], k8s_nodes=k8s.get('resources'), k8s_error=k8s_error)
-            entries = [report_lib.node_entry(node['host'], gathered=node['gathered'], k8s=node['k8s'], wanted=node['wanted'],
-                                             published=node['published'], outcome=node['outcome'],
-                                             domain=args['label_domain'])
-                       for node in nodes]
             directory = args['dir']
             json_path = os.path.join(directory, FILES['json'])
-            previous = None
+            previous_bytes = previous = None
             if os.path.exists(json_path):
+                with open(json_path, 'rb') as stream:
+                    previous_bytes = stream.read()
                 # A damaged previous file is a note in the report (build_report), not a failure.
-                with open(json_path, encoding='utf-8', errors='replace') as stream:
-                    previous = stream.read()
+                previous = previous_bytes.decode('utf-8', 'replace')
             generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-            report = report_lib.build_report(entries, previous=previous, run=args['run'], generated_at=generated_at)
+            report = report_lib.report_from_inputs(nodes, previous=previous, run=args['run'], generated_at=generated_at,
+                                                   domain=args['label_domain'])
             formats = ['json'] + [fmt for index, fmt in enumerate(args['formats']) if fmt not in args['formats'][:index]]
-            texts = dict((fmt, _render(report, fmt, args['template_dir'])) for fmt in formats)
+            texts = dict((fmt, fleet_report_templates.render_format(report, fmt, args['template_dir'])) for fmt in formats)
             os.makedirs(directory, mode=0o755, exist_ok=True)
-            if previous is not None:
-                _write_atomically(os.path.join(directory, PREVIOUS_FILE), previous)
+            # Each file whole or not at all: a run stopped half way leaves the last complete report.
+            if previous_bytes is not None:
+                durable_file.replace_durably(os.path.join(directory, PREVIOUS_FILE), previous_bytes, mode=0o644)
             paths = []
             for fmt in formats:
                 path = os.path.join(directory, FILES[fmt])
-                _write_atomically(path, texts[fmt])
+                durable_file.replace_durably(path, texts[fmt].encode('utf-8'), mode=0o644)
                 paths.append(path)
-        except _ReportError as error:
+        except fleet_report_templates.ReportTemplateError as error:
             return dict(result, failed=True, msg=to_native(error))
         except (TypeError, ValueError, AttributeError, KeyError) as error:
             return dict(result, failed=True, msg='cannot build the fleet report: %s. Fix: check the variables the '

@@ -26,9 +26,9 @@ import json
 import os
 import re
 import stat
-import tempfile
 
 from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 
 RECORD_FORMAT = 1
@@ -140,50 +140,6 @@ def read_config(module, path):
                              'UTF-8: convert or restore the file, then run again' % (path, to_native(error)))
 
 
-def _fsync_directory(directory):
-    try:
-        fd = os.open(directory or '.', os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_durably(directory, prefix, data):
-    """A new temporary file in ``directory`` holding ``data``, flushed to disk; returns its path."""
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=prefix)
-    try:
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return temporary
-
-
-def _replace_durably(path, data, move=os.rename):
-    """Put ``data`` at ``path`` through a unique temporary file in its directory, file and directory fsynced.
-
-    ``move`` renames the temporary file over ``path``; the temporary file never outlives a failure.
-    Raises OSError/IOError.
-    """
-    directory = os.path.dirname(path) or '.'
-    # mkstemp: a unique name (two writers never share a temporary file), mode 0600.
-    temporary = _write_durably(directory, '.' + os.path.basename(path) + '.', data)
-    try:
-        move(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    _fsync_directory(directory)
-
-
 def write_config_atomically(module, path, text, new_file_mode=None):
     """Replace path with text (durably: file and directory fsynced); a file created here gets new_file_mode.
 
@@ -193,7 +149,7 @@ def write_config_atomically(module, path, text, new_file_mode=None):
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
     # atomic_move keeps an existing file's mode, owner and SELinux context.
-    _replace_durably(path, text.encode('utf-8'), module.atomic_move)
+    durable_file.replace_durably(path, text.encode('utf-8'), module.atomic_move)
     if new_file_mode is not None:
         module.set_mode_if_different(path, new_file_mode, False)
 
@@ -254,11 +210,11 @@ def save_records(record_path, records, config_path=None):
     if not records:
         if os.path.lexists(record_path):
             os.unlink(record_path)
-            _fsync_directory(directory)
+            durable_file.fsync_directory(directory)
         return
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
-    _replace_durably(record_path, _record_bytes(records, config_path))
+    durable_file.replace_durably(record_path, _record_bytes(records, config_path))
 
 
 def _raw_record(record_path):
@@ -276,7 +232,7 @@ def _put_back_record(record_path, raw):
             if os.path.lexists(record_path):
                 os.unlink(record_path)
             return
-        _replace_durably(record_path, raw)
+        durable_file.replace_durably(record_path, raw)
     except (IOError, OSError):
         pass
 
@@ -400,7 +356,7 @@ def conclude(module, result, before, after, exists, remove_file, records, record
             try:
                 if remove_file:
                     os.unlink(path)
-                    _fsync_directory(os.path.dirname(path))
+                    durable_file.fsync_directory(os.path.dirname(path))
                 else:
                     write_config_atomically(module, path, after, None)
             except (IOError, OSError) as error:

@@ -278,11 +278,8 @@ PROBE_KILL_AFTER_SECONDS = 5
 # dnf may refresh its repository metadata first, over the network.
 PACKAGE_QUERY_TIMEOUT_SECONDS = 300
 # The package managers' queries; dnf exits 1 when some of the names are unknown and still lists the others.
-PACKAGE_QUERIES = {
-    'apt': (['apt-cache', 'policy'], (0,)),
-    'dnf': (['dnf', '-q', 'list', '--showduplicates'], (0, 1)),
-    'dnf5': (['dnf', '-q', 'list', '--showduplicates'], (0, 1)),
-}
+_DNF_QUERY = (['dnf', '-q', 'list', '--showduplicates'], (0, 1))
+PACKAGE_QUERIES = {'apt': (['apt-cache', 'policy'], (0,)), 'dnf': _DNF_QUERY, 'dnf5': _DNF_QUERY}
 SYSFS_FILES = ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class', 'revision')
 DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devmm_svm', '/dev/hisi_hdc')
 

@@ -222,10 +222,10 @@ log_tail:
 import hashlib
 import os
 import platform
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, node_lock, reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
@@ -386,12 +386,7 @@ def record_reboot(module, component, version):
     try:
         if not os.path.isdir(directory):
             os.makedirs(directory, 0o755)
-        # A unique name: two writers never share (and truncate) one temporary file.
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix='.reboot-required.json.')
-        with os.fdopen(handle, 'w') as stream:
-            stream.write(module.jsonify(updated))
-        os.chmod(temporary, 0o644)
-        os.rename(temporary, reboot_marker.REBOOT_MARKER_PATH)
+        durable_file.replace_durably(reboot_marker.REBOOT_MARKER_PATH, module.jsonify(updated).encode('utf-8'), mode=0o644)
     except (IOError, OSError) as error:
         module.warn('cannot record the pending reboot in %s: %s' % (reboot_marker.REBOOT_MARKER_PATH, error))
 

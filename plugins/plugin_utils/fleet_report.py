@@ -499,6 +499,31 @@ def build_report(nodes, previous=None, run=None, generated_at=None):
     }
 
 
+_NODE_KEYS = ('host', 'gathered', 'k8s', 'wanted', 'published', 'outcome')
+
+
+def report_from_inputs(nodes, previous=None, run=None, generated_at=None, domain='npu.ascend'):
+    """The report from one ``node_entry`` input dict per node (as ``run_inputs`` makes them); ValueError
+    names the node and what is wrong with its input."""
+    if not isinstance(nodes, list):
+        raise ValueError('expects a list of nodes, got %s' % type(nodes).__name__)
+    entries = []
+    for node in nodes:
+        if not isinstance(node, dict) or not node.get('host'):
+            raise ValueError('each node must be a dict with at least "host", got %r' % (node,))
+        unknown = sorted(set(node) - set(_NODE_KEYS))
+        if unknown:
+            raise ValueError('node %s has unknown keys %s (known: %s)'
+                             % (node['host'], ', '.join(unknown), ', '.join(_NODE_KEYS)))
+        try:
+            entries.append(node_entry(
+                str(node['host']), gathered=node.get('gathered'), k8s=node.get('k8s'), wanted=node.get('wanted'),
+                published=node.get('published'), outcome=node.get('outcome'), domain=domain))
+        except (TypeError, ValueError, AttributeError) as error:
+            raise ValueError('node %s: %s' % (node['host'], error))
+    return build_report(entries, previous=previous, run=run, generated_at=generated_at)
+
+
 def to_json(report):
     """The report as JSON text (sorted keys, so two reports diff well)."""
     return json.dumps(report, indent=2, sort_keys=True) + '\n'

@@ -62,3 +62,17 @@ def render(report, fmt, title='NPU fleet report', template_dir=None, builtin_dir
         line = getattr(error, 'lineno', None)
         raise ReportTemplateError('template %s%s: %s: %s'
                                   % (where, (' line %s' % line) if line else '', type(error).__name__, error))
+
+
+def render_format(report, fmt, template_dir=None):
+    """The report in ``fmt``: Markdown and HTML from the templates (the operator's directory first),
+    JSON and JUnit XML from fleet_report. A template that does not render raises ReportTemplateError
+    naming the fix; an unknown format, ValueError."""
+    if fmt not in TEMPLATES:
+        return report_lib.render(report, fmt)
+    try:
+        return render(report, fmt, template_dir=template_dir or None)
+    except ReportTemplateError as error:
+        raise ReportTemplateError('%s. Fix: correct the template in fleet_report_template_dir (%s), or leave '
+                                  'fleet_report_template_dir empty for the built-in templates'
+                                  % (error, template_dir or 'not set'))

@@ -158,3 +158,5 @@ def test_a_damaged_previous_report_is_a_note_not_a_failure(tmp_path):
     assert not result.get('failed'), result
     document = json.loads((reports / 'fleet-report.json').read_text())
     assert document['notes'] and document['previous_generated_at'] is None
+    # Kept as it was, byte for byte.
+    assert (reports / 'fleet-report.previous.json').read_bytes() == b'{"format": \xff\xfe not json'
