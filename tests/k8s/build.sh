@@ -252,9 +252,11 @@ build_device_plugin_standin() {
         echo "build.sh: device plugin stand-in $digest already cached in $device_plugin_dir"
         return 0
     fi
-    echo "build.sh: building the device plugin stand-in $digest"
+    echo "build.sh: testing and building the device plugin stand-in $digest"
     mkdir -p "$device_plugin_dir"
+    # Its tests run whenever its sources change: a binary is cached only for sources that passed.
     (cd "$DEVICE_PLUGIN_SOURCE" \
+        && GOFLAGS="-mod=readonly -buildvcs=false" go test ./... \
         && GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath \
             -ldflags "-s -w -X main.version=$digest" -o "$device_plugin_dir/device-plugin.partial" .)
     mv -f "$device_plugin_dir/device-plugin.partial" "$device_plugin_dir/device-plugin"
