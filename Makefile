@@ -172,7 +172,8 @@ molecule: venv
 # are there, what later stages build runs in the background, since lint and sanity leave a core
 # idle most of the time: the Go builds (containerd for unit; the control plane, kubelet and
 # Prometheus for k8s-test and molecule) and the node images (molecule's x86_64, openEuler and
-# aarch64 nodes; the aarch64 debootstrap runs under emulation, the longest cold build). The build
+# aarch64 nodes; the aarch64 debootstrap runs under emulation, the longest cold build, so qemu's
+# binfmt entry is registered here already, as host_stack_arm's create step does anyway). The build
 # scripts and fleet.py hold locks, so a stage's own call waits for the background one and then
 # finds the result cached, and a failed background build fails again, visibly, in its stage.
 # The background output is in .cache/logs/prebuild-*.log.
@@ -196,7 +197,8 @@ test:
 	  if [ "$$stage" = $(PREBUILD_AFTER) ]; then \
 	    mkdir -p $(PREBUILD_LOGS); \
 	    setsid bash -c '$(MAKE) containerd-builds k8s-builds > $(PREBUILD_LOGS)/prebuild-go.log 2>&1 & \
-	      { $(FLEET) image && $(FLEET) image --os openeuler-22.03 && $(FLEET) image --arch aarch64; } \
+	      { $(FLEET) image && $(FLEET) image --os openeuler-22.03 && $(FLEET) enable-foreign-arch \
+	        && $(FLEET) image --arch aarch64; } \
 	        > $(PREBUILD_LOGS)/prebuild-images.log 2>&1 & wait' & prebuild=$$!; \
 	    echo "test: Go builds and node images started in the background (logs: $(PREBUILD_LOGS)/prebuild-*.log)"; \
 	  fi; \
