@@ -148,6 +148,29 @@ KNOWN_FAULTS = {
 # Ascend runtime hands a container its NPUs (the node cannot pull images: no registry).
 PROBE_IMAGE = "localhost/npu-ascend-probe:1"
 PROBE_IMAGE_APPLETS = ("sh", "ls", "cat", "sleep", "env")
+# The probe image plus Python and its standard library, taken from the node image: the image of
+# the workloads that run npu-smi, which the Ascend runtime mounts into the container. Huawei's
+# npu-smi is a binary that runs in any image (the validate role's default is ubuntu); the
+# sandbox's is a Python script, so the image it runs in needs Python.
+WORKLOAD_IMAGE = "localhost/npu-ascend-workload:1"
+CONTAINER_IMAGES = {"probe": PROBE_IMAGE, "workload": WORKLOAD_IMAGE}
+# Run in a container of the node image, writes a tar of Python, its standard library and the
+# shared libraries they load to stdout (the lines of `ldd` that name a file: "x => /path (...)"
+# and the loader's "/path (...)").
+PYTHON_EXPORT_SCRIPT = r"""
+set -eu
+python=$(readlink -f /usr/bin/python3)
+stdlib=/usr/lib/$(basename "$python")
+root=$(mktemp -d)
+libraries=$({ ldd "$python"; find "$stdlib/lib-dynload" -name '*.so' -exec ldd {} +; } \
+  | awk '$2 == "=>" && $3 ~ /^\// {print $3} NF == 2 && $1 ~ /^\// {print $1}' | sort -u)
+cp -L --parents $libraries "$python" "$root"
+cp -a --parents "$stdlib" "$root"
+rm -rf "$root$stdlib/test" "$root$stdlib/idlelib" "$root$stdlib/ensurepip" "$root$stdlib/lib2to3" \
+  "$root$stdlib/tkinter" "$root$stdlib/pydoc_data" "$root$stdlib/config-"*
+ln -s "$(basename "$python")" "$root/usr/bin/python3"
+tar -C "$root" --numeric-owner -c .
+"""
 BUSYBOX = Path("/bin/busybox")
 # Where busybox-static (ARCHITECTURES' extra_packages) puts it in a foreign node's image.
 NODE_IMAGE_BUSYBOX = "/bin/busybox"
@@ -1009,10 +1032,11 @@ class Fleet:
 
     # -- probe image ---------------------------------------------------------------------------
 
-    def load_probe_image(self, host):
-        """Puts the probe image into the node's containerd (namespace k8s.io) and Docker, if running."""
-        archive = build_probe_image(self.spec(host).arch)
-        node_archive = "/var/tmp/npu-ascend-probe-image.tar"
+    def load_container_image(self, host, kind="probe"):
+        """Puts the probe or workload image into the node's containerd (namespace k8s.io) and
+        Docker, if running."""
+        archive = build_container_image(kind, self.spec(host).arch)
+        node_archive = "/var/tmp/npu-ascend-%s-image.tar" % kind
         self.copy_in(host, archive, node_archive)
         # The native snapshotter works inside a container whose root is already an overlay. ctr 1.7
         # and later import through the daemon's transfer service, which unpacks only for the
@@ -1027,12 +1051,12 @@ class Fleet:
             result = self.exec(host, argv, check=False)
             if result.returncode != 0:
                 engine = "containerd" if argv[0] == "ctr" else "docker"
-                raise SandboxError("%s: loading the probe image failed: `%s` exited %d: %s; fix: check that %s "
+                raise SandboxError("%s: loading the %s image failed: `%s` exited %d: %s; fix: check that %s "
                                    "runs in the node (fleet.py exec %s -- systemctl status %s)"
-                                   % (host, " ".join(argv), result.returncode, result.stderr.strip(), engine,
-                                      host, engine))
+                                   % (host, kind, " ".join(argv), result.returncode, result.stderr.strip(),
+                                      engine, host, engine))
         self.exec(host, ["rm", "-f", node_archive])
-        return PROBE_IMAGE
+        return CONTAINER_IMAGES[kind]
 
     # -- faults -------------------------------------------------------------------------------
 
@@ -1146,22 +1170,24 @@ def state_lock(name):
         yield
 
 
-def probe_image_archive(arch):
-    return STATE_ROOT / ("probe-image.tar" if arch == "x86_64" else "probe-image-%s.tar" % arch)
+def image_archive(kind, arch):
+    suffix = "" if arch == "x86_64" else "-" + arch
+    return STATE_ROOT / ("%s-image%s.tar" % (kind, suffix))
 
 
-def build_probe_image(arch="x86_64"):
-    """The probe image of arch as a docker-archive (which both ctr and docker load), built once."""
+def build_container_image(kind="probe", arch="x86_64"):
+    """The probe or workload image of arch as a docker-archive (which both ctr and docker load),
+    built once."""
     check_arch(arch)
-    with state_lock("probe-image"):
-        if probe_image_archive(arch).exists():
-            return probe_image_archive(arch)
+    with state_lock("%s-image" % kind):
+        if image_archive(kind, arch).exists():
+            return image_archive(kind, arch)
         # The podman store, where the image is tagged before it is saved, is the host's: a
         # checkout building the image of another architecture must not retag it in between.
         ROOTFS_CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        with open(str(ROOTFS_CACHE_DIR / "probe-image.lock"), "w") as lock:
+        with open(str(ROOTFS_CACHE_DIR / ("%s-image.lock" % kind)), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            return build_probe_image_locked(arch)
+            return build_container_image_locked(kind, arch)
 
 
 def copy_busybox(arch, target):
@@ -1188,22 +1214,44 @@ def copy_busybox(arch, target):
                            % (arch, image, NODE_IMAGE_BUSYBOX, copied.stderr.strip(), arch))
 
 
-def build_probe_image_locked(arch):
-    archive = probe_image_archive(arch)
-    with tempfile.TemporaryDirectory(prefix="npu-ascend-probe-") as work:
+def export_node_python(arch, root):
+    """Unpacks Python, its standard library and their shared libraries from the node image of
+    arch into root."""
+    image = build_image(arch)
+    tarball = Path(root).parent / "python.tar"
+    with open(str(tarball), "wb") as stream:
+        exported = subprocess.run(
+            [str(PODMAN_WRAPPER), "run", "--rm", "--arch", ARCHITECTURES[arch]["oci"], "--entrypoint", "/bin/sh",
+             image, "-c", PYTHON_EXPORT_SCRIPT], stdout=stream, stderr=subprocess.PIPE, env=COMMAND_ENV,
+            universal_newlines=False, check=False)
+    if exported.returncode != 0:
+        raise SandboxError("could not take Python out of the %s node image %s: %s; fix: check that the image "
+                           "still has python3 and ldd (sandbox/image/packages.txt)"
+                           % (arch, image, exported.stderr.decode("utf-8", "replace").strip()))
+    run(["tar", "-C", str(root), "-xf", str(tarball)])
+
+
+def build_container_image_locked(kind, arch):
+    archive = image_archive(kind, arch)
+    with tempfile.TemporaryDirectory(prefix="npu-ascend-%s-" % kind) as work:
         root = Path(work) / "rootfs"
         (root / "bin").mkdir(parents=True)
         (root / "dev").mkdir()
         copy_busybox(arch, root / "bin" / "busybox")
         for applet in PROBE_IMAGE_APPLETS:
             (root / "bin" / applet).symlink_to("busybox")
+        if kind == "workload":
+            export_node_python(arch, root)
         tarball = Path(work) / "rootfs.tar"
         run(["tar", "-C", str(root), "--numeric-owner", "--owner=0", "--group=0", "-cf", str(tarball), "."])
-        podman("import", "--arch", ARCHITECTURES[arch]["oci"], "--change", "CMD [\"/bin/sh\"]", str(tarball), PROBE_IMAGE)
+        name = CONTAINER_IMAGES[kind]
+        podman("import", "--arch", ARCHITECTURES[arch]["oci"], "--change", "CMD [\"/bin/sh\"]",
+               "--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+               str(tarball), name)
         STATE_ROOT.mkdir(parents=True, exist_ok=True)
         partial = archive.with_name(archive.name + ".partial")
         partial.unlink(missing_ok=True)
-        podman("save", "--format", "docker-archive", "--output", str(partial), PROBE_IMAGE)
+        podman("save", "--format", "docker-archive", "--output", str(partial), name)
         partial.rename(archive)
     return archive
 
@@ -1281,8 +1329,10 @@ def main(argv=None):
     exec_parser.add_argument("argv", nargs=argparse.REMAINDER)
 
     commands.add_parser("packages", help="build the fake .run packages the inventory asks for")
-    probe = commands.add_parser("probe-image", help="load the probe image into the nodes' containerd and Docker")
-    probe.add_argument("hosts", nargs="*", help="nodes (default: every node of the inventory)")
+    for kind in CONTAINER_IMAGES:
+        loader = commands.add_parser("%s-image" % kind,
+                                     help="load the %s image into the nodes' containerd and Docker" % kind)
+        loader.add_argument("hosts", nargs="*", help="nodes (default: every node of the inventory)")
     commands.add_parser("enable-foreign-arch",
                         help="register qemu-aarch64 in the host's binfmt_misc (opt-in, changes the host)")
 
@@ -1328,9 +1378,10 @@ def main(argv=None):
             if not argv_in_node:
                 raise SandboxError("%s: nothing to run; usage: fleet.py exec %s -- cmd..." % (args.host, args.host))
             return fleet.exec(args.host, argv_in_node, check=False, interactive=True).returncode
-        elif args.command == "probe-image":
+        elif args.command.endswith("-image"):
+            kind = args.command[:-len("-image")]
             for host in args.hosts or list(fleet.specs):
-                log("%s: probe image %s loaded" % (host, fleet.load_probe_image(host)))
+                log("%s: %s image %s loaded" % (host, kind, fleet.load_container_image(host, kind)))
         elif args.command == "packages":
             for path in fleet.build_packages():
                 print(path)

@@ -65,6 +65,18 @@ func ResourceForChip(name string) (string, error) {
 	return "", fmt.Errorf("no Ascend resource is known for chip %q", name)
 }
 
+// PublishedResource is the resource the chips are published as: the override when one is given
+// (-resourceName), else Huawei's for the chip.
+func PublishedResource(override, chipName string) (string, error) {
+	if override != "" {
+		if !strings.Contains(override, "/") {
+			return "", fmt.Errorf("-resourceName %q is not a vendor/name extended resource", override)
+		}
+		return override, nil
+	}
+	return ResourceForChip(chipName)
+}
+
 // ParseChipMap reads `npu-smi info -m`: one row per chip, "NPU ID  Chip ID  Chip Logic ID  Chip
 // Name"; MCU rows (logic id "-") are not chips a container can get.
 func ParseChipMap(text string) ([]Chip, error) {
@@ -313,6 +325,8 @@ func main() {
 	directory := flag.String("pluginDir", pluginapi.DevicePluginPath, "the kubelet's device plugin directory")
 	interval := flag.Duration("pollInterval", 5*time.Second, "how often npu-smi is asked again")
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	resourceName := flag.String("resourceName", "", "publish the chips as this extended resource instead of "+
+		"the chip's Huawei one (not Huawei's flag: the sandbox's stand-in for Alibaba's aliyun.com/npu plugin)")
 	flag.Parse()
 	if *showVersion {
 		fmt.Println("device-plugin stand-in " + version)
@@ -338,7 +352,7 @@ func main() {
 		}
 		if err == nil {
 			var resource string
-			if resource, err = ResourceForChip(chips[0].Name); err == nil {
+			if resource, err = PublishedResource(*resourceName, chips[0].Name); err == nil {
 				plugin = &Plugin{Resource: resource, UseAscendDocker: *useAscendDocker, changed: make(chan struct{}),
 					Socket: "Ascend-" + resource[strings.LastIndex(resource, "/")+1:] + ".sock"}
 				plugin.SetDevices(devicesOf(resource, chips))

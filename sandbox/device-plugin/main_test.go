@@ -60,6 +60,20 @@ func TestResourceForChip(t *testing.T) {
 	}
 }
 
+func TestPublishedResource(t *testing.T) {
+	for _, test := range []struct{ override, chip, want string }{
+		{"", "310P3", "huawei.com/Ascend310P"},
+		{"aliyun.com/npu", "310P3", "aliyun.com/npu"},
+	} {
+		if got, err := PublishedResource(test.override, test.chip); err != nil || got != test.want {
+			t.Errorf("PublishedResource(%q, %q) = %q, %v; want %q", test.override, test.chip, got, err, test.want)
+		}
+	}
+	if _, err := PublishedResource("npu", "310P3"); err == nil {
+		t.Errorf("PublishedResource accepted a resource name without a vendor")
+	}
+}
+
 func TestAllocateNamesExactlyTheAllocatedChips(t *testing.T) {
 	plugin := &Plugin{Resource: "huawei.com/Ascend910", UseAscendDocker: true, changed: make(chan struct{})}
 	response, err := plugin.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{

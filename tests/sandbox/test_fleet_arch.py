@@ -69,9 +69,10 @@ def test_the_cpu_is_part_of_an_aarch64_node_hardware_only():
     assert dict(aarch64, cpu=None, arch=None) == dict(x86_64, cpu=None, arch=None)
 
 
-def test_each_architecture_has_its_own_probe_image_archive():
-    assert fleet.probe_image_archive("x86_64").name == "probe-image.tar"
-    assert fleet.probe_image_archive("aarch64").name == "probe-image-aarch64.tar"
+def test_each_architecture_has_its_own_image_archives():
+    assert fleet.image_archive("probe", "x86_64").name == "probe-image.tar"
+    assert fleet.image_archive("probe", "aarch64").name == "probe-image-aarch64.tar"
+    assert fleet.image_archive("workload", "x86_64").name == "workload-image.tar"
 
 
 def test_a_node_of_the_host_architecture_runs_its_own_runc():

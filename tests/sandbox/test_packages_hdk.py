@@ -164,6 +164,8 @@ def test_full_install_prints_the_transcript_and_writes_the_documented_files(node
         "UserName": "HwHiAiUser", "UserGroup": "HwHiAiUser", "Driver_Install_Type": "full",
         "Driver_Install_Path_Param": "/usr/local/Ascend", "Driver_Install_For_All": "yes",
         "Driver_Install_Mode": "normal"}
+    # base.list of the Ascend Docker Runtime mounts /usr/local/bin/npu-smi into containers.
+    assert node.exec(["readlink", "/usr/local/bin/npu-smi"]).stdout == "/usr/local/sbin/npu-smi\n"
     for path in ("/usr/local/sbin/npu-smi", "/usr/local/dcmi", "/usr/local/Ascend/driver/tools/upgrade-tool",
                  "/usr/local/Ascend/driver/script/uninstall.sh", "/usr/local/Ascend/driver/lib64/driver",
                  "/usr/local/Ascend/driver/lib64/common"):
@@ -285,7 +287,8 @@ def test_uninstall_scripts_remove_everything_the_installs_wrote(node):
     # transcript driver_uninstall_script_force.txt
     assert driver.stdout == "[INFO]Driver package uninstalled successfully! Reboot needed for uninstallation to " \
                             "take effect!\n"
-    for path in ("/usr/local/Ascend", "/usr/local/sbin/npu-smi", "/usr/local/dcmi", "/etc/ascend_install.info"):
+    for path in ("/usr/local/Ascend", "/usr/local/sbin/npu-smi", "/usr/local/bin/npu-smi", "/usr/local/dcmi",
+                 "/etc/ascend_install.info"):
         assert not testing.node_path_exists(node, path), path
     # Huawei keeps its logs after an uninstall.
     assert testing.node_path_exists(node, "/var/log/ascend_seclog/ascend_install.log")

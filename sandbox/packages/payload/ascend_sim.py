@@ -37,6 +37,9 @@ LOG_DIR = "/var/log/ascend_seclog"
 INSTALL_LOG = os.path.join(LOG_DIR, "ascend_install.log")
 OPERATION_LOG = os.path.join(LOG_DIR, "operation.log")
 NPU_SMI_PATH = "/usr/local/sbin/npu-smi"
+# The path the Ascend Docker Runtime's base.list mounts into containers (and Huawei's container
+# guides name): the driver provides npu-smi there too, here as a link to the sbin one.
+NPU_SMI_LINK = "/usr/local/bin/npu-smi"
 DCMI_DIR = "/usr/local/dcmi"
 
 # What a card runs when no firmware package was ever installed on this node and
@@ -179,13 +182,14 @@ def load_faults():
 
 
 def hardware_chips(hardware):
-    """Every chip in logical order, with its NPU id and logical id added."""
+    """Every chip in logical order, with its NPU id and logical id added (a chip that already
+    carries its logical id, as in a container's view of the node, keeps it)."""
     chips = []
     for npu in hardware.get("npus", []):
         for chip in npu.get("chips", []):
             entry = dict(chip)
             entry["npu_id"] = npu.get("npu_id", 0)
-            entry["logic_id"] = len(chips)
+            entry.setdefault("logic_id", len(chips))
             chips.append(entry)
     return chips
 

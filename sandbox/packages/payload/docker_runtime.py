@@ -13,6 +13,12 @@ import sys
 BASE_LIST = "/etc/ascend-docker-runtime.d/base.list"
 # Every NPU container gets the management devices with its davinci<N>.
 SHARED_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+# Sandbox only: the driver's kernel side. On a server, npu-smi in a container learns the chips, their
+# health and the driver's version from the kernel module through /dev/davinci_manager; the
+# sandbox's kernel module is these files (the simulated hardware, its faults and state, and the
+# version files the fake npu-smi reads), so containers given NPUs get them read-only as well.
+INSTALL_INFO = "/etc/ascend_install.info"
+SIMULATED_KERNEL = ("/etc/ascend-sandbox", "/var/lib/ascend-sandbox", INSTALL_INFO)
 
 
 def parse_device_ids(value):
@@ -61,10 +67,21 @@ def add_npus(spec):
     with open(BASE_LIST) as handle:
         sources = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
     mounts = spec.setdefault("mounts", [])
-    for source in sources:
+    for source in sources + list(SIMULATED_KERNEL) + [driver_version_file()]:
         if os.path.exists(source):
             mounts.append({"destination": source, "type": "bind", "source": source,
                            "options": ["rbind", "ro", "nosuid", "nodev"]})
+
+
+def driver_version_file():
+    install_path = "/usr/local/Ascend"
+    if os.path.exists(INSTALL_INFO):
+        with open(INSTALL_INFO) as handle:
+            for line in handle:
+                key, _equals, value = line.strip().partition("=")
+                if key == "Driver_Install_Path_Param" and value:
+                    install_path = value
+    return os.path.join(install_path, "driver", "version.info")
 
 
 def bundle_dir(argv):

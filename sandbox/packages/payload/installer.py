@@ -390,6 +390,7 @@ class DriverInstaller(HdkInstaller):
     def write_tools(self, recorder):
         install_script(recorder, "upgrade_tool.py", os.path.join(self.driver_dir, "tools", "upgrade-tool"))
         install_script(recorder, "npu_smi.py", ascend_sim.NPU_SMI_PATH)
+        recorder.symlink(ascend_sim.NPU_SMI_PATH, ascend_sim.NPU_SMI_LINK)
         recorder.copy(os.path.join(PAYLOAD_DIR, "ascend_sim.py"),
                       os.path.join(ascend_sim.DCMI_DIR, "ascend_sim.py"), 0o644)
         recorder.write(os.path.join(ascend_sim.DCMI_DIR, "dcmi_interface_api.h"),
@@ -398,8 +399,8 @@ class DriverInstaller(HdkInstaller):
 
     def remove_installed(self, quiet=False):
         ascend_sim.remove_recorded(self.manifest, self.install_path)
-        for path in (ascend_sim.NPU_SMI_PATH,):
-            if os.path.exists(path):
+        for path in (ascend_sim.NPU_SMI_PATH, ascend_sim.NPU_SMI_LINK):
+            if os.path.lexists(path):
                 os.remove(path)
         ascend_sim.prune_empty_parents(ascend_sim.DCMI_DIR, ascend_sim.DCMI_DIR)
         removals = ["Driver_Install_Type", "Driver_Install_Path_Param", "Driver_Install_For_All",

@@ -307,6 +307,25 @@ def render_health(hardware, npu_id, chip_id=None, unhealthy=()):
     return "\n".join(lines) + "\n"
 
 
+def visible_hardware(hardware, device_dir="/dev"):
+    """The hardware as seen through the device nodes present: in a container that was given
+    some of the node's ``davinci<logic id>`` devices, only those chips (each keeping its logical
+    id) and the NPUs they belong to. Where every device node, or none, is present (a node, or a
+    node whose driver created no devices yet), the whole hardware."""
+    chips = ascend_sim.hardware_chips(hardware)
+    present = [chip for chip in chips if os.path.exists(os.path.join(device_dir, "davinci%d" % chip["logic_id"]))]
+    if not present or len(present) == len(chips):
+        return hardware
+    npus = []
+    for npu in hardware.get("npus", []):
+        npu_id = npu.get("npu_id", 0)
+        kept = [dict((key, value) for key, value in chip.items() if key != "npu_id")
+                for chip in present if chip["npu_id"] == npu_id]
+        if kept:
+            npus.append(dict(npu, chips=kept))
+    return dict(hardware, npus=npus)
+
+
 USAGE = """Usage: npu-smi info [-l | -m | -t board|health -i id [-c chip_id]]
 (sandbox npu-smi: only these queries are simulated)
 """
@@ -364,7 +383,7 @@ def run(argv, hardware, faults):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
-        sys.stdout.write(run(argv, ascend_sim.load_hardware(), ascend_sim.load_faults()))
+        sys.stdout.write(run(argv, visible_hardware(ascend_sim.load_hardware()), ascend_sim.load_faults()))
     except NpuSmiFailure as failure:
         print(failure.message)
         return failure.exit_code
