@@ -12,7 +12,8 @@ class ModuleDocFragment(object):
 
     DOCUMENTATION says what each attribute means; a module sets C(support) (and C(details) where it
     is not plain) in its own C(attributes:) block, which takes precedence over a fragment's values.
-    READ_ONLY is the whole answer for a module that changes nothing, FACTS adds the facts attribute.
+    READ_ONLY is the whole answer for a module that changes nothing, FACTS adds the facts attribute,
+    CONTROLLER_ACTION the attributes of an action plugin that runs on the controller only.
     """
 
     DOCUMENTATION = r'''
@@ -56,4 +57,15 @@ attributes:
   facts:
     description: Returns C(ansible_facts).
     support: full
+'''
+
+    CONTROLLER_ACTION = r'''
+options: {}
+attributes:
+  action:
+    description: Runs on the controller as an action plugin.
+    support: full
+  async:
+    description: Cannot run asynchronously.
+    support: none
 '''

@@ -41,12 +41,6 @@ options:
     type: str
     default: '0755'
 attributes:
-  action:
-    description: Runs on the controller as an action plugin.
-    support: full
-  async:
-    description: Cannot run asynchronously.
-    support: none
   check_mode:
     support: full
     details:
@@ -64,6 +58,7 @@ seealso:
   - module: ansible.builtin.copy
 extends_documentation_fragment:
   - npu.ascend.attributes
+  - npu.ascend.attributes.CONTROLLER_ACTION
 '''
 
 EXAMPLES = r'''

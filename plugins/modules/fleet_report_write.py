@@ -69,12 +69,6 @@ options:
     type: bool
     default: false
 attributes:
-  action:
-    description: Runs on the controller as an action plugin.
-    support: full
-  async:
-    description: Cannot run asynchronously.
-    support: none
   check_mode:
     support: full
     details:
@@ -94,6 +88,7 @@ seealso:
   - module: npu.ascend.npu_smi_info
 extends_documentation_fragment:
   - npu.ascend.attributes
+  - npu.ascend.attributes.CONTROLLER_ACTION
 '''
 
 EXAMPLES = r'''
