@@ -19,6 +19,8 @@ SHARED_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 # version files the fake npu-smi reads), so containers given NPUs get them read-only as well.
 INSTALL_INFO = "/etc/ascend_install.info"
 SIMULATED_KERNEL = ("/etc/ascend-sandbox", "/var/lib/ascend-sandbox", INSTALL_INFO)
+# The same path as the fake npu-smi's CONTAINER_DEVICES_FILE (the runtime is packed on its own).
+CONTAINER_DEVICES_FILE = "/run/ascend-sandbox/visible-devices"
 
 
 def parse_device_ids(value):
@@ -41,11 +43,12 @@ def device_entry(path):
             "fileMode": stat.S_IMODE(info.st_mode), "uid": 0, "gid": 0}
 
 
-def add_npus(spec):
+def add_npus(spec, bundle):
     env = dict(item.split("=", 1) for item in spec.get("process", {}).get("env", []) if "=" in item)
     if "ASCEND_VISIBLE_DEVICES" not in env:
         return
-    paths = ["/dev/davinci%d" % npu for npu in parse_device_ids(env["ASCEND_VISIBLE_DEVICES"])]
+    visible = parse_device_ids(env["ASCEND_VISIBLE_DEVICES"])
+    paths = ["/dev/davinci%d" % npu for npu in visible]
     missing = [path for path in paths if not os.path.exists(path)]
     if missing:
         # The real hook fails container start the same way when the driver has no such device.
@@ -71,6 +74,13 @@ def add_npus(spec):
         if os.path.exists(source):
             mounts.append({"destination": source, "type": "bind", "source": source,
                            "options": ["rbind", "ro", "nosuid", "nodev"]})
+    # What the kernel module knows of a container and the fake npu-smi cannot tell from /dev
+    # (a node may lack a device file and still have the chip): the NPUs this container was given.
+    devices_file = os.path.abspath(os.path.join(bundle, "ascend-sandbox-visible-devices"))
+    with open(devices_file, "w") as handle:
+        handle.write("".join("%d\n" % npu for npu in visible))
+    mounts.append({"destination": CONTAINER_DEVICES_FILE, "type": "bind", "source": devices_file,
+                   "options": ["rbind", "ro", "nosuid", "nodev"]})
 
 
 def driver_version_file():
@@ -98,7 +108,7 @@ def main(argv):
         config = os.path.join(bundle_dir(argv[argv.index("create") + 1:]), "config.json")
         with open(config) as handle:
             spec = json.load(handle)
-        add_npus(spec)
+        add_npus(spec, os.path.dirname(config))
         with open(config + ".tmp", "w") as handle:
             json.dump(spec, handle)
         os.rename(config + ".tmp", config)

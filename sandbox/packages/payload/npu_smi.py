@@ -307,20 +307,24 @@ def render_health(hardware, npu_id, chip_id=None, unhealthy=()):
     return "\n".join(lines) + "\n"
 
 
-def visible_hardware(hardware, device_dir="/dev"):
-    """The hardware as seen through the device nodes present: in a container that was given
-    some of the node's ``davinci<logic id>`` devices, only those chips (each keeping its logical
-    id) and the NPUs they belong to. Where every device node, or none, is present (a node, or a
-    node whose driver created no devices yet), the whole hardware."""
-    chips = ascend_sim.hardware_chips(hardware)
-    present = [chip for chip in chips if os.path.exists(os.path.join(device_dir, "davinci%d" % chip["logic_id"]))]
-    if not present or len(present) == len(chips):
+# Written by the sandbox's Ascend Docker Runtime into each container it gives NPUs: their logical ids.
+CONTAINER_DEVICES_FILE = "/run/ascend-sandbox/visible-devices"
+
+
+def visible_hardware(hardware, devices_file=CONTAINER_DEVICES_FILE):
+    """The hardware as this process may see it: in a container the runtime gave some NPUs (it
+    names their logical ids in ``devices_file``), only those chips, each keeping its logical id,
+    and the NPUs they belong to; elsewhere (a node) the whole hardware, whatever /dev holds."""
+    try:
+        with open(devices_file) as handle:
+            visible = set(int(field) for field in handle.read().split())
+    except (IOError, OSError):
         return hardware
     npus = []
     for npu in hardware.get("npus", []):
         npu_id = npu.get("npu_id", 0)
         kept = [dict((key, value) for key, value in chip.items() if key != "npu_id")
-                for chip in present if chip["npu_id"] == npu_id]
+                for chip in ascend_sim.hardware_chips(hardware) if chip["npu_id"] == npu_id and chip["logic_id"] in visible]
         if kept:
             npus.append(dict(npu, chips=kept))
     return dict(hardware, npus=npus)
