@@ -320,11 +320,12 @@ def visible_hardware(hardware, devices_file=CONTAINER_DEVICES_FILE):
             visible = set(int(field) for field in handle.read().split())
     except (IOError, OSError):
         return hardware
+    given = [chip for chip in ascend_sim.hardware_chips(hardware) if chip["logic_id"] in visible]
     npus = []
     for npu in hardware.get("npus", []):
         npu_id = npu.get("npu_id", 0)
         kept = [dict((key, value) for key, value in chip.items() if key != "npu_id")
-                for chip in ascend_sim.hardware_chips(hardware) if chip["npu_id"] == npu_id and chip["logic_id"] in visible]
+                for chip in given if chip["npu_id"] == npu_id]
         if kept:
             npus.append(dict(npu, chips=kept))
     return dict(hardware, npus=npus)
