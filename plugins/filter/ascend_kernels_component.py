@@ -12,11 +12,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
-
 
 def ascend_kernels_component(cann_version):
     """``ops`` for CANN 8.5.0 and later, ``kernels`` before."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
     try:
         return operator_kernels_component(cann_version)
     except ValueError as error:

@@ -9,8 +9,6 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import package_file_name
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 
 # Kernels packages up to and including 8.0.RC2 were published without an
 # architecture in their name (``..._linux.run``); later ones carry it.
@@ -22,6 +20,10 @@ CHIPLESS_COMPONENTS = ('toolkit', 'nnae', 'nnrt', 'nnal', 'docker-runtime')
 
 def ascend_package_name(component, chip=None, version=None, arch=None, soc=False):
     """Return the file name Huawei publishes for this component, chip, version and arch."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import package_file_name
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
     if not component or not version:
         raise AnsibleFilterError(
             'ascend_package_name needs a component and a version, got component=%r version=%r'

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import (
-    file_name_problem, mirror_trust, parse_sha256sums)
-
 
 def ascend_mirror_trust(url, file_names=None, pinned=None, allow_insecure=False, validate_certs=True,
                         username='', password=''):
     """Whether packages may come from the mirror ``url``; see package_trust.mirror_trust."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import mirror_trust
     if pinned is not None and not isinstance(pinned, Mapping):
         raise AnsibleFilterError('ascend_mirror_trust: pinned (packages_sha256sums) must be a dict of file name '
                                  'to sha256, got %s' % type(pinned).__name__)
@@ -32,11 +32,13 @@ def ascend_mirror_trust(url, file_names=None, pinned=None, allow_insecure=False,
 
 def ascend_file_name_problem(name):
     """'' for a plain file name, else why it is not one."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import file_name_problem
     return file_name_problem(name)
 
 
 def ascend_sha256sums(text):
     """sha256sum-format text -> {file name: sha256}."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import parse_sha256sums
     if text is None:
         return {}
     if not isinstance(text, (str, bytes)):

@@ -14,11 +14,12 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils import planner, wanted_stack
-
 
 def ascend_wanted_stack(variables, stack=None):
     """Component -> wanted version of a host, from its role variables or an explicit stack."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
     try:
         return wanted_stack.wanted_stack(variables, stack)
     except (TypeError, ValueError) as error:
@@ -28,6 +29,7 @@ def ascend_wanted_stack(variables, stack=None):
 
 def ascend_plan(probe, wanted, allow_downgrade=False, reboot_policy='auto'):
     """The plan of one node from its probe (ansible_facts.ascend) and its wanted stack."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner
     try:
         return planner.plan_node(wanted, probe, allow_downgrade=allow_downgrade, reboot_policy=reboot_policy)
     except (TypeError, ValueError) as error:
@@ -36,6 +38,7 @@ def ascend_plan(probe, wanted, allow_downgrade=False, reboot_policy='auto'):
 
 def ascend_plan_packages(plan, role=None, chip=None):
     """The packages role's packages_components for what the plan installs (of one role when given)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner
     if not isinstance(plan, Mapping) or 'components' not in plan:
         raise AnsibleFilterError('ascend_plan_packages expects a plan made by npu.ascend.ascend_plan')
     try:

@@ -9,11 +9,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_changes
-
 
 def k8s_label_changes(current, wanted):
     """The entries of ``wanted`` that differ from ``current`` (a Node's ``metadata.labels``)."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_changes
     for name, value in (('current', current), ('wanted', wanted)):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError('k8s_label_changes: %s labels must be a dict, got %s'

@@ -9,11 +9,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils import doctor
-
 
 def npu_doctor_findings(nodes, cluster=None, options=None):
     """Findings ``{node, component, problem, evidence, fix}`` for the node evidence ``nodes`` and ``cluster``."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import doctor
     if isinstance(nodes, dict):
         nodes = [nodes]
     if not isinstance(nodes, list):

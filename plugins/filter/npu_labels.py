@@ -9,18 +9,18 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
-    DEFAULT_DOMAIN, node_labels, resource_name)
 
-
-def npu_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerator_type='',
+def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
                worker_selector=True, noded=False, runtime_handler='ascend'):
-    """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node."""
+    """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node (``domain``: npu.ascend)."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, node_labels, resource_name
     if not isinstance(facts, dict):
         raise AnsibleFilterError('npu_labels expects ansible_facts.ascend (a dict from '
                                  'npu.ascend.ascend_facts), got %s' % type(facts).__name__)
     try:
-        labels, notes = node_labels(facts, boards=boards, chips=chips, domain=domain,
+        labels, notes = node_labels(facts, boards=boards, chips=chips, domain=domain or DEFAULT_DOMAIN,
                                     accelerator_type_override=accelerator_type or '',
                                     worker_selector=bool(worker_selector), noded=bool(noded),
                                     runtime_handler=runtime_handler or '')

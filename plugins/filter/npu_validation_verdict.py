@@ -9,11 +9,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils import validation
-
 
 def npu_validation_verdict(output, npu_count=1):
     """``{passed, problems, devices, chips}`` for a validation pod's output."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import validation
     if isinstance(output, list):
         output = '\n'.join(str(line) for line in output)
     if not isinstance(output, str):

@@ -16,8 +16,6 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_checks, preflight_summary, role_requirements
-
 
 def _names(variables):
     # hostvars[host] is a mapping whose values are templated when read: take the names only.
@@ -31,6 +29,9 @@ def _names(variables):
 
 def role_required_vars_missing(hostvars, hosts, roles):
     """The required variables of ``roles`` that some of ``hosts`` lack (see role_requirements.missing_variables)."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import role_requirements
     if not isinstance(hostvars, Mapping):
         raise AnsibleFilterError('role_required_vars_missing expects hostvars, got %s' % type(hostvars).__name__)
     if isinstance(hosts, str):
@@ -50,24 +51,28 @@ def role_required_vars_missing(hostvars, hosts, roles):
 
 def role_required_vars_message(missing, hosts=None):
     """One message naming each missing variable, its role, the hosts and an example value."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import role_requirements
     if not isinstance(missing, list):
         raise AnsibleFilterError('role_required_vars_message expects what role_required_vars_missing returned')
     return role_requirements.missing_variables_message(missing, every_host=list(hosts) if hosts else None)
 
 
-def preflight_fleet_summary(reports, hosts=None, missing=None, limit=preflight_summary.HOSTS_SHOWN):
-    """The fleet-wide summary's lines, from each host's preflight_report."""
+def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None):
+    """The fleet-wide summary's lines, from each host's preflight_report (``limit``: hosts named per line)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_summary
     if not isinstance(reports, Mapping):
         raise AnsibleFilterError('preflight_fleet_summary expects a mapping of host to its preflight_report, got %s'
                                  % type(reports).__name__)
     try:
-        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing, limit=int(limit))
+        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing,
+                                              limit=preflight_summary.HOSTS_SHOWN if limit is None else int(limit))
     except (TypeError, ValueError, AttributeError) as error:
         raise AnsibleFilterError('preflight_fleet_summary: %s' % error)
 
 
 def preflight_node_report(inputs, host):
     """One node's preflight_report (checks, plan, failed, lines, message) from what preflight read."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_checks
     if not isinstance(inputs, Mapping):
         raise AnsibleFilterError('preflight_node_report expects the inputs preflight gathered, got %s'
                                  % type(inputs).__name__)

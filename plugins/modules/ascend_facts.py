@@ -47,6 +47,13 @@ options:
     type: list
     elements: path
     default: []
+  files:
+    description:
+      - Files whose content and ownership RV(ansible_facts.ascend.files) reports. Given the files the roles write, the
+        probe tells a role whether its file is already as wanted, without a task of its own.
+    type: list
+    elements: path
+    default: []
   free_space_path:
     description: The file system whose free space RV(ansible_facts.ascend.free_kb) gives.
     type: path
@@ -206,6 +213,13 @@ ansible_facts:
           description: Free space of O(free_space_path) in KiB for an unprivileged user (as C(df) shows it), or null.
           type: int
           sample: 52428800
+        files:
+          description:
+            - Per entry of O(files), its SHA-1, mode (octal), owner and group ids, or null when it is not a regular file.
+          type: dict
+          returned: always
+          sample:
+            /etc/profile.d/ascend-cann.sh: {sha1: 5b4c0e3f9d0a1e2b3c4d5e6f708192a3b4c5d6e7, mode: '0644', uid: 0, gid: 0}
         paths_present:
           description: The entries of O(paths) that exist (a dangling symbolic link counts).
           type: list
@@ -251,9 +265,11 @@ ansible_facts:
 '''
 
 import glob
+import hashlib
 import importlib.util
 import os
 import platform
+import stat
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -394,10 +410,10 @@ def read_os_release(path=None):
 
 def free_kb(path):
     try:
-        stat = os.statvfs(path)
+        filesystem = os.statvfs(path)
     except OSError:
         return None
-    return stat.f_bavail * stat.f_frsize // 1024
+    return filesystem.f_bavail * filesystem.f_frsize // 1024
 
 
 def _run_probe(module, argv, seconds=None,
@@ -450,6 +466,26 @@ def query_packages(module, manager, names):
     return {'manager': manager, 'argv': argv, 'rc': rc, 'stdout': out}
 
 
+def file_states(paths):
+    """Path -> {sha1, mode, uid, gid} of each regular file (links followed), None for anything else."""
+    states = {}
+    for path in paths:
+        try:
+            status = os.stat(path)
+            if not stat.S_ISREG(status.st_mode):
+                raise OSError('not a regular file')
+            digest = hashlib.sha1()
+            with open(path, 'rb') as handle:
+                for block in iter(lambda: handle.read(65536), b''):
+                    digest.update(block)
+        except (IOError, OSError):
+            states[path] = None
+            continue
+        states[path] = {'sha1': digest.hexdigest(), 'mode': '%04o' % stat.S_IMODE(status.st_mode),
+                        'uid': status.st_uid, 'gid': status.st_gid}
+    return states
+
+
 def python_libraries():
     return dict((name, importlib.util.find_spec(name) is not None) for name in PYTHON_LIBRARIES)
 
@@ -477,6 +513,7 @@ def gather(module, install_path):
     facts['os'] = read_os_release()
     facts['free_kb'] = free_kb(module.params['free_space_path'])
     facts['paths_present'] = [path for path in module.params['paths'] if os.path.lexists(path)]
+    facts['files'] = file_states(module.params['files'])
     facts['services'] = read_services(module)
     facts['containerd'] = read_containerd(module)
     facts['python_libraries'] = python_libraries()
@@ -492,6 +529,7 @@ def main():
         argument_spec=dict(
             install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
             paths=dict(type='list', elements='path', default=[]),
+            files=dict(type='list', elements='path', default=[]),
             free_space_path=dict(type='path', default='/'),
             npu_smi=dict(type='str', choices=['none', 'info', 'board'], default='none'),
             npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_matches
 
 # The spellings ansible's builtin ``version`` test accepts, so playbook authors can
 # switch between the two tests without rewriting operators.
@@ -26,6 +25,9 @@ OPERATOR_ALIASES = {
 
 def ascend_version(value, version, operator='eq'):
     """True when ``value <operator> version`` in Huawei version order."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_matches
     canonical = OPERATOR_ALIASES.get(str(operator).strip().lower()) if operator is not None else None
     if canonical is None:
         raise AnsibleFilterError(

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 """Run ascend_facts against a sysfs-shaped directory and a temporary install path."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -122,6 +123,32 @@ def test_the_probe_reads_paths_free_space_and_os_release(node, run_module, monke
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'free_space_path': str(node['tmp'] / 'no')},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['os'] is None and facts['free_kb'] is None and facts['paths_present'] == []
+
+
+def test_the_probe_reports_the_files_it_is_given(node, run_module):
+    script = node['tmp'] / 'ascend-cann.sh'
+    script.write_text('. /usr/local/Ascend/ascend-toolkit/set_env.sh\n')
+    script.chmod(0o640)
+    link = node['tmp'] / 'link-to-script'
+    link.symlink_to(script)
+    directory = node['tmp'] / 'a-directory'
+    directory.mkdir()
+    dangling = node['tmp'] / 'dangling'
+    dangling.symlink_to(node['tmp'] / 'nowhere')
+    asked = [str(script), str(link), str(directory), str(dangling), str(node['tmp'] / 'missing')]
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'files': asked},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    wanted = {'sha1': hashlib.sha1(script.read_bytes()).hexdigest(), 'mode': '0640',
+              'uid': os.getuid(), 'gid': os.getgid()}
+    assert facts['files'] == {str(script): wanted, str(link): wanted, str(directory): None,
+                              str(dangling): None, str(node['tmp'] / 'missing'): None}
+    script.write_text('changed\n')
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'files': [str(script)]},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['files'][str(script)]['sha1'] != wanted['sha1']
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['files'] == {}
 
 
 def _tool(directory, name, script):
