@@ -19,6 +19,7 @@ description:
   - Compares each file of O(files) with what O(dir) holds and writes only those whose content or mode differs, each
     one whole or not at all (written aside, flushed, then renamed), creating the directories they need.
   - A converged directory costs one read per file and no write; C(changed) says whether any file was written.
+  - With O(validate), a set of files that is to change is checked as a whole before anything is written.
   - Fails with a message naming the cause and the fix for a name that leaves O(dir) (absolute, C(..)), a path that
     exists and is not a regular file, or a directory it cannot write.
 options:
@@ -40,6 +41,27 @@ options:
     description: Permission mode of the directories it creates, in octal (the umask applies).
     type: str
     default: '0755'
+  validate:
+    description:
+      - Check the whole set of files before any is written, as O(ansible.builtin.template#module:validate) does for
+        one file. When a file is to change, every file of O(files) is written into a fresh staging directory and
+        O(validate.command) runs there; when it fails, nothing is written and the task fails with its output.
+      - A set that does not change is not checked again (it was checked when it was written).
+    type: dict
+    suboptions:
+      file:
+        description: The name, one of O(files), of the file the command checks; its staged path replaces C(%s).
+        type: str
+        required: true
+      command:
+        description: The command as a list of arguments, run with C(LC_ALL=C); exactly one argument holds C(%s).
+        type: list
+        elements: str
+        required: true
+      timeout:
+        description: Seconds the command may take before it is stopped and the task fails.
+        type: int
+        default: 60
 attributes:
   check_mode:
     support: full
@@ -70,6 +92,18 @@ EXAMPLES = r'''
       prometheus-npu-ascend.yml: "{{ lookup('ansible.builtin.template', 'prometheus-npu-ascend.yml.j2') }}"
   run_once: true
   delegate_to: localhost
+
+- name: The same, checked with promtool before anything is written
+  npu.ascend.controller_files:
+    dir: /srv/monitoring
+    files:
+      rules/npu-ascend-alerts.yml: "{{ lookup('ansible.builtin.template', 'npu-ascend-alerts.yml.j2') }}"
+      prometheus-npu-ascend.yml: "{{ lookup('ansible.builtin.template', 'prometheus-npu-ascend.yml.j2') }}"
+    validate:
+      file: prometheus-npu-ascend.yml
+      command: [promtool, check, config, "%s"]
+  run_once: true
+  delegate_to: localhost
 '''
 
 RETURN = r'''
@@ -80,4 +114,9 @@ written:
   type: list
   elements: str
   sample: [rules/npu-ascend-alerts.yml]
+validated:
+  description: Whether O(validate.command) checked the set (it is given and a file was to change) and accepted it.
+  returned: success
+  type: bool
+  sample: true
 '''

@@ -5,7 +5,8 @@
 
 ``plan_writes`` compares the wanted files (relative path -> text) with what the directory holds and
 returns only those whose bytes or mode differ; the action writes them. Names must stay inside the
-directory.
+directory. With a validation command, the action first writes the whole set into a staging directory
+(``stage``) and runs the command there (``validation_argv``): a set the validator refuses is not written.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -73,3 +74,37 @@ def plan_writes(directory, files, mode):
             changes.append({'name': name, 'path': path, 'before': before, 'after': after,
                             'content_changed': before != after})
     return changes
+
+
+def validation_argv(command, staged_path):
+    """The validation command with ``%s`` replaced by the staged copy of the file it checks.
+
+    ``command`` is an argv list; exactly one of its items holds ``%s``, as ``validate`` of
+    ansible.builtin.template has it.
+    """
+    if not isinstance(command, list) or not command or not all(isinstance(item, str) and item for item in command):
+        raise ControllerFilesError('validate.command must be a non-empty list of non-empty strings')
+    holding = [index for index, item in enumerate(command) if '%s' in item]
+    if len(holding) != 1:
+        raise ControllerFilesError('validate.command must have exactly one item with %%s (the file to check), got %r'
+                                   % (command,))
+    return [item.replace('%s', staged_path) if index == holding[0] else item for index, item in enumerate(command)]
+
+
+def stage(directory, files):
+    """Write every file of ``files`` (relative name -> text) under ``directory``, a fresh staging
+    directory, so that a validator sees the whole set as it will be, relative references included."""
+    for name in sorted(files):
+        path = os.path.join(directory, _relative_name(name))
+        parent = os.path.dirname(path)
+        if not os.path.isdir(parent):
+            os.makedirs(parent, mode=0o700)
+        with open(path, 'wb') as stream:
+            stream.write(files[name].encode('utf-8'))
+
+
+def staged_file(directory, files, name):
+    """The path of ``name``, one of ``files``, in the staging ``directory``."""
+    if not isinstance(files, dict) or name not in files:
+        raise ControllerFilesError('validate.file %r is not one of the files written' % (name,))
+    return os.path.join(directory, _relative_name(name))

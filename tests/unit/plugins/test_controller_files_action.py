@@ -79,3 +79,63 @@ def test_an_unwritable_directory_is_a_message(tmp_path):
     result = _run(tmp_path, files=FILES)
     assert result['failed'] and 'controller_files: cannot' in result['msg'] and 'Fix:' in result['msg']
     assert blocker.read_text() == 'a file where the directory should be\n'
+
+
+def _validator(tmp_path, body):
+    """A validator script that logs each call, then runs ``body`` (sh) with $1 the staged main file."""
+    log = tmp_path / 'validator.log'
+    script = tmp_path / 'validator'
+    script.write_text('#!/bin/sh\necho "$1" >> %s\n%s\n' % (log, body))
+    script.chmod(0o755)
+    return str(script), log
+
+
+# Refuses a main file that names "bad", and a set whose relative reference does not resolve beside it.
+CHECKS = ('dir=$(dirname "$1"); [ -f "$dir/rules/alerts.yml" ] || { echo "rules/alerts.yml not beside $1"; exit 1; }\n'
+          'if grep -q bad "$1"; then echo "FAILED: bad directive in $1"; exit 1; fi')
+
+
+def test_a_set_to_change_is_checked_as_a_whole_aside_then_written(tmp_path):
+    command, log = _validator(tmp_path, CHECKS)
+    result = _run(tmp_path, files=FILES, validate={'file': 'prometheus.yml', 'command': [command, '%s']})
+    assert not result.get('failed'), result
+    assert result['changed'] and result['validated']
+    checked = log.read_text().split()
+    assert len(checked) == 1 and not checked[0].startswith(str(tmp_path / 'monitoring'))
+    assert not os.path.exists(checked[0]), 'the staging directory is left behind'
+    again = _run(tmp_path, files=FILES, validate={'file': 'prometheus.yml', 'command': [command, '%s']})
+    assert not again['changed'] and not again['validated']
+    assert len(log.read_text().split()) == 1, 'a set that does not change was checked again'
+
+
+def test_a_set_the_validator_refuses_is_not_written_and_the_message_shows_why(tmp_path):
+    command, log = _validator(tmp_path, CHECKS)
+    _run(tmp_path, files=FILES)
+    refused = _run(tmp_path, files=dict(FILES, **{'prometheus.yml': 'bad: true\n'}),
+                   validate={'file': 'prometheus.yml', 'command': [command, '%s']})
+    assert refused['failed'] and 'FAILED: bad directive' in refused['msg'] and 'exit 1' in refused['msg']
+    assert 'nothing was written' in refused['msg'] and 'Fix:' in refused['msg']
+    assert (tmp_path / 'monitoring' / 'prometheus.yml').read_text() == FILES['prometheus.yml']
+    dry = _run(tmp_path, check_mode=True, files=dict(FILES, **{'prometheus.yml': 'bad: true\n'}),
+               validate={'file': 'prometheus.yml', 'command': [command, '%s']})
+    assert dry['failed'], 'a dry run must show that the real run would be refused'
+    assert len(log.read_text().split()) == 2
+
+
+def test_a_validator_that_hangs_or_is_missing_is_a_message(tmp_path):
+    command, _log = _validator(tmp_path, 'sleep 30')
+    hung = _run(tmp_path, files=FILES, validate={'file': 'prometheus.yml', 'command': [command, '%s'], 'timeout': 1})
+    assert hung['failed'] and 'did not finish within 1 s' in hung['msg']
+    assert not (tmp_path / 'monitoring' / 'prometheus.yml').exists()
+    missing = _run(tmp_path, files=FILES, validate={'file': 'prometheus.yml', 'command': [str(tmp_path / 'nope'), '%s']})
+    assert missing['failed'] and 'cannot run' in missing['msg'] and 'Fix:' in missing['msg']
+
+
+def test_a_validate_option_that_names_no_file_or_no_placeholder_is_refused(tmp_path):
+    command, log = _validator(tmp_path, 'exit 0')
+    for validate in ({'file': 'other.yml', 'command': [command, '%s']},
+                     {'file': 'prometheus.yml', 'command': [command]},
+                     {'file': 'prometheus.yml', 'command': [command, '%s', '%s']}):
+        result = _run(tmp_path, files=FILES, validate=validate)
+        assert result['failed'] and 'Fix:' in result['msg'], validate
+    assert not log.exists() and not (tmp_path / 'monitoring').exists()
