@@ -17,6 +17,7 @@ import time
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import parse_board_id
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
 
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
@@ -112,7 +113,12 @@ class NpuSmiReader(object):
                                 % (' '.join(self.commands[-1][1:]), what, problem, self.binary))
 
     def read(self, board=False, list_npus=False):
-        """``npu-smi info`` (and, when asked, each NPU's board and ``info -l``) as one dict."""
+        """``npu-smi info`` (and, when asked, each NPU's board and ``info -l``) as one dict.
+
+        ``board``: True reads the board of every NPU; ``'first'`` reads them NPU after NPU and stops
+        at the first whose Board ID is a number (the one a node's labels take, npu_labels.node_labels:
+        one call instead of one per NPU).
+        """
         info = self._parse(npu_smi.parse_info, self.run('info'), 'info')
         for key in ('tool_version', 'driver_version'):
             self._refuse_non_version(key.replace('_', ' '), info[key])
@@ -131,6 +137,8 @@ class NpuSmiReader(object):
                 if values.get('firmware_version'):
                     self._refuse_non_version('firmware version', values['firmware_version'])
                 result['boards'].append(values)
+                if board == 'first' and parse_board_id(values.get('board_id')) is not None:
+                    break
         if list_npus:
             result['list'] = self._parse(npu_smi.parse_info_list, self.run('info', '-l'), 'info -l')
         return result

@@ -61,12 +61,13 @@ options:
   npu_smi:
     description:
       - Also read the chips with C(npu-smi). V(info) runs C(npu-smi info), V(board) also C(npu-smi info -t board -i N)
-        for every NPU. The result is RV(ansible_facts.ascend.npu_smi), as M(npu.ascend.npu_smi_info) returns it.
+        for every NPU, V(first_board) only until one board names its Board ID (what a node's labels are computed
+        from). The result is RV(ansible_facts.ascend.npu_smi), as M(npu.ascend.npu_smi_info) returns it.
       - An npu-smi that fails, prints an error code or does not answer within O(npu_smi_timeout) does not fail the
         module; the chips' state is a fact like any other, given in RV(ansible_facts.ascend.npu_smi_error).
       - V(none) leaves npu-smi alone (and both facts out).
     type: str
-    choices: [none, info, board]
+    choices: [none, info, board, first_board]
     default: none
   npu_smi_timeout:
     description: Seconds each C(npu-smi) run may take before it is stopped (through C(timeout)).
@@ -242,7 +243,7 @@ ansible_facts:
         npu_smi:
           description:
             - With O(npu_smi=info) or O(npu_smi=board), what C(npu-smi) reported (C(binary), C(tool_version),
-              C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board)), or null when npu-smi is
+              C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board) or O(npu_smi=first_board)), or null when npu-smi is
               not installed or could not be read.
             - Absent with O(npu_smi=none).
           type: dict
@@ -356,7 +357,7 @@ def read_npu_smi(module, binary, what):
         return None, None
     reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['npu_smi_timeout'])
     try:
-        return reader.read(board=(what == 'board')), None
+        return reader.read(board={'board': True, 'first_board': 'first'}.get(what, False)), None
     except npu_smi_reader.NpuSmiFailure as failure:
         return None, str(failure)
 
@@ -531,7 +532,7 @@ def main():
             paths=dict(type='list', elements='path', default=[]),
             files=dict(type='list', elements='path', default=[]),
             free_space_path=dict(type='path', default='/'),
-            npu_smi=dict(type='str', choices=['none', 'info', 'board'], default='none'),
+            npu_smi=dict(type='str', choices=['none', 'info', 'board', 'first_board'], default='none'),
             npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
             packages=dict(type='list', elements='str', default=[]),
             package_manager=dict(type='str', choices=list(PACKAGE_QUERIES)),

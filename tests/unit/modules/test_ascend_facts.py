@@ -233,7 +233,8 @@ def test_npu_smi_is_left_alone_unless_asked_for(node, run_module, engines_path):
     assert not (engines_path / 'npu-smi-calls').exists()
 
 
-@pytest.mark.parametrize('what, calls', [('info', ['info']), ('board', ['info'] + ['info -t board -i %d' % n for n in range(8)])])
+@pytest.mark.parametrize('what, calls', [('info', ['info']), ('board', ['info'] + ['info -t board -i %d' % n for n in range(8)]),
+                                         ('first_board', ['info', 'info -t board -i 0'])])
 def test_the_probe_reads_npu_smi_as_npu_smi_info_does(node, run_module, engines_path, what, calls):
     _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'))
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': what},
@@ -241,7 +242,28 @@ def test_the_probe_reads_npu_smi_as_npu_smi_info_does(node, run_module, engines_
     assert facts['npu_smi_error'] is None
     assert facts['npu_smi']['driver_version'] == '25.0.rc1.1' and len(facts['npu_smi']['chips']) == 8
     assert (engines_path / 'npu-smi-calls').read_text().splitlines() == calls
-    assert ('boards' in facts['npu_smi']) == (what == 'board')
+    assert ('boards' in facts['npu_smi']) == (what != 'info')
+
+
+def test_first_board_reads_on_until_a_board_id_is_a_number(node, run_module, engines_path):
+    board = engines_path / 'board-na.txt'
+    with open(os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')) as handle:
+        board.write_text(handle.read().replace('0x02', 'NA'))
+    _tool(engines_path, 'npu-smi',
+          'echo "$*" >> "%s/npu-smi-calls"\n'
+          'case "$*" in\n'
+          '  info) cat "%s";;\n'
+          '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
+          '  "info -t board -i "*) cat "%s";;\n'
+          'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
+                       os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+    if not (engines_path / 'cat').exists():
+        (engines_path / 'cat').symlink_to('/bin/cat')
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'first_board'},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info'] + [
+        'info -t board -i %d' % n for n in range(3)]
+    assert [board_read['board_id'] for board_read in facts['npu_smi']['boards']] == ['NA', 'NA', '0x02']
 
 
 def test_an_npu_smi_error_is_a_fact_not_a_failure(node, run_module, engines_path):
