@@ -18,8 +18,11 @@ def _playbook_roles(name, seen=None):
         if 'ansible.builtin.import_playbook' in play:
             _playbook_roles(play['ansible.builtin.import_playbook'], seen)
             continue
-        for role in play.get('roles') or []:
-            role = role['role'] if isinstance(role, dict) else role
+        roles = [role['role'] if isinstance(role, dict) else role for role in play.get('roles') or []]
+        # A role a play includes as a task (the optional viewer) counts as well.
+        roles += [task[key]['name'] for task in play.get('tasks') or []
+                  for key in ('ansible.builtin.include_role', 'ansible.builtin.import_role') if key in task]
+        for role in roles:
             if role not in seen:
                 seen.append(role)
     return seen
