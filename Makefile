@@ -10,7 +10,7 @@
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
 #                    naive script, with a scale curve: bench/results.json and .png (BENCH_NODES,
-#                    BENCH_SCALE_POINTS, BENCH_INSTALL_SCALE, BENCH_LEVERS=1)
+#                    BENCH_SCALE_POINTS, BENCH_INSTALL_SCALE, BENCH_ROUNDS, BENCH_LEVERS=1)
 #   make faults      the fault matrix (docs/faults.md): 28 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 

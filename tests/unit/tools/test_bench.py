@@ -146,6 +146,29 @@ def test_each_target_is_missed_just_past_its_boundary(changes, missed):
     assert met == [index != missed for index in range(4)]
 
 
+def _round(total, noop, changed=0, copied=0):
+    return {'site': total - 1.0, 'kubernetes': 1.0, 'total': total, 'noop': noop, 'ratio': bench.ratio(total, noop),
+            'changed_tasks': changed, 'copied_bytes': copied}
+
+
+def test_the_converged_target_takes_the_median_round():
+    results = _results()
+    results['converged_rounds'] = [_round(15.0, 6.0), _round(11.0, 6.0), _round(12.6, 7.0)]
+    assert _met(results)[0]
+    assert results['ratios']['converged_over_noop'] == bench.ratio(11.0, 6.0)
+    assert results['ratios']['converged_rounds'] == 3
+    assert 'median of 3 rounds: 2.5x, 1.833x, 1.8x' in results['targets'][0]['value']
+    results['converged_rounds'][1] = _round(13.0, 6.0)
+    assert not _met(results)[0]
+
+
+@pytest.mark.parametrize('spoiled', [{'changed': 1}, {'copied': 10}])
+def test_a_change_in_any_round_misses_the_converged_target(spoiled):
+    results = _results()
+    results['converged_rounds'] = [_round(11.0, 6.0), _round(11.0, 6.0, **spoiled), _round(11.0, 6.0)]
+    assert not _met(results)[0]
+
+
 def test_scale_curve_flatness_ratio():
     results = _results()
     results['scale'][1]['first']['controller_cpu_seconds_per_node'] = 3.0
