@@ -733,6 +733,23 @@ def _unique(items):
     return kept
 
 
+def _read_by_the_host(own):
+    """What a host of the play read for the report: the result ``roles/fleet_report/tasks/read.yml``
+    registered, or the host's probe of the run when that read was skipped as current."""
+    read = own.get('__fleet_report_facts') or {}
+    unreachable = bool(read.get('unreachable'))
+    if read.get('skipped'):
+        probe = (own.get('ansible_facts') or {}).get('ascend')
+    elif unreachable or read.get('failed') or not isinstance(read.get('ansible_facts'), dict):
+        probe = None
+    else:
+        probe = read['ansible_facts'].get('ascend')
+    probe = probe if isinstance(probe, dict) else None
+    return {'facts': probe, 'facts_error': None if read.get('skipped') else read.get('msg'),
+            'unreachable': unreachable, 'npu_smi': (probe or {}).get('npu_smi'),
+            'npu_smi_error': (probe or {}).get('npu_smi_error')}
+
+
 def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_nodes=None, k8s_error=None):
     """One ``node_entry`` input per host of ``hosts``, from the run's variables.
 
@@ -758,7 +775,9 @@ def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_no
                                             if isinstance(finding, dict) and finding.get('node') in (host, node_name)]
         nodes.append({
             'host': host,
-            'gathered': own.get('__fleet_report_gathered'),
+            # A host of the play read itself; one that failed earlier was read on its behalf (gather.yml).
+            'gathered': (_read_by_the_host(own) if host in play_hosts and '__fleet_report_facts' in own
+                         else own.get('__fleet_report_gathered')),
             'k8s': {'configured': bool(kubernetes), 'node_name': node_name, 'node': by_name.get(node_name),
                     'error': k8s_error},
             'wanted': wanted_of(own),

@@ -160,3 +160,28 @@ def test_a_damaged_previous_report_is_a_note_not_a_failure(tmp_path):
     assert document['notes'] and document['previous_generated_at'] is None
     # Kept as it was, byte for byte.
     assert (reports / 'fleet-report.previous.json').read_bytes() == b'{"format": \xff\xfe not json'
+
+
+def test_a_host_of_the_play_is_reported_from_its_own_read_or_its_probe(tmp_path):
+    probe = dict(_gathered()['facts'], npu_smi=_gathered()['npu_smi'], npu_smi_error=None)
+    stale = _gathered(driver='24.1.rc2')
+    hostvars = {
+        # The report's read was skipped: the probe of the run is current (a gathered fact of an
+        # earlier report play in the same run is not).
+        'node-a': dict(STACK_VARS, ansible_facts={'ascend': probe}, __fleet_report_facts={'skipped': True},
+                       __fleet_report_gathered=stale),
+        # The report read the node itself and could not reach it.
+        'node-b': dict(STACK_VARS, ansible_facts={'ascend': probe},
+                       __fleet_report_facts={'unreachable': True, 'msg': 'ssh: connection refused'}),
+        # Failed earlier in the run: read on its behalf, kept as its own fact.
+        'node-c': dict(STACK_VARS, __fleet_report_gathered=_gathered(health='Critical')),
+    }
+    result = _run(tmp_path, hostvars, ['node-a', 'node-b'], formats=[])
+    assert not result.get('failed'), result
+    nodes = result['fleet_report']['nodes']
+    assert nodes['node-a']['status'] == 'passed', nodes['node-a']
+    assert nodes['node-b']['status'] != 'passed'
+    assert any('ssh: connection refused' in problem or 'unreachable' in problem for problem in nodes['node-b']['problems'])
+    assert any('Critical' in problem for problem in nodes['node-c']['problems'])
+    document = json.loads((tmp_path / 'reports' / 'fleet-report.json').read_text())
+    assert '25.0.rc1.1' in json.dumps(document['nodes']['node-a']) and '24.1.rc2' not in json.dumps(document['nodes']['node-a'])
