@@ -64,8 +64,8 @@ def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None):
         raise AnsibleFilterError('preflight_fleet_summary expects a mapping of host to its preflight_report, got %s'
                                  % type(reports).__name__)
     try:
-        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing,
-                                              limit=preflight_summary.HOSTS_SHOWN if limit is None else int(limit))
+        shown = preflight_summary.HOSTS_SHOWN if limit is None else int(limit)
+        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing, limit=shown)
     except (TypeError, ValueError, AttributeError) as error:
         raise AnsibleFilterError('preflight_fleet_summary: %s' % error)
 

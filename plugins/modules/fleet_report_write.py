@@ -16,8 +16,8 @@ author: npu.ascend maintainers (@npu-ascend)
 description:
   - Runs on the controller only (an action plugin; nothing reaches a node). The P(npu.ascend.fleet_report#role) role calls it
     once per run, after every host was read.
-  - For each host of O(hosts) it takes what the run left in the host's variables (what ascend_facts and npu-smi read:
-    the role's read of the host, or the host's probe of the run when that is current, or C(__fleet_report_gathered)
+  - For each host of O(hosts) it takes what the run left in the host's variables (what ascend_facts and npu-smi read,
+    from the role's read of the host, or the host's probe of the run when that is current, or C(__fleet_report_gathered)
     for a host read on its behalf after it failed; C(preflight_report); C(k8s_node_result); C(doctor_findings);
     C(fleet_report_extra)), its wanted stack (P(npu.ascend.ascend_wanted_stack#filter) over its variables, or its
     C(fleet_report_stack)) and its Node object from O(k8s_nodes), and builds the report as the

@@ -256,7 +256,7 @@ def test_first_board_reads_on_until_a_board_id_is_a_number(node, run_module, eng
           '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
           '  "info -t board -i "*) cat "%s";;\n'
           'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
-                       os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+                      os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
     if not (engines_path / 'cat').exists():
         (engines_path / 'cat').symlink_to('/bin/cat')
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'first_board'},
