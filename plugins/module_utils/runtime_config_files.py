@@ -286,13 +286,16 @@ def _fail_write(module, result, path, error, what):
                          % (what, path, to_native(error)), **result)
 
 
-def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None):
+def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None,
+             after_write=None):
     """Report the change of the config file and, outside check mode, make it; then exit the module.
 
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
     to go again, and ``records``/``record`` are the change records of every entry the modules made
     in this file and of this one, filed under ``key`` (default: the module's ``name``). The file
     is ``result['path']`` (the target when the configured path is a symlink).
+
+    ``after_write``, when given, is called once the file is as the result says (not in check mode).
 
     Order on disk, so that a crash at any point leaves a node the next run (or absent) can undo:
     state=present writes the record of what it will change, then the config; state=absent puts
@@ -370,6 +373,8 @@ def conclude(module, result, before, after, exists, remove_file, records, record
                 _fail_write(module, result, record_path, error, 'update the record')
             for backup in removed:
                 os.unlink(backup)
+    if after_write is not None:
+        after_write()
     module.exit_json(**result)
 
 

@@ -217,10 +217,15 @@ ansible_facts:
         files:
           description:
             - Per entry of O(files), its SHA-1, mode (octal), owner and group ids, or null when it is not a regular file.
+            - C(stamp_sha1), only where M(npu.ascend.containerd_runtime) left its stamp beside the file, is the
+              SHA-1 of that stamp; the P(npu.ascend.containerd_runtime_stamped#filter) filter tells from it whether
+              the file is as the module left it.
           type: dict
           returned: always
           sample:
             /etc/profile.d/ascend-cann.sh: {sha1: 5b4c0e3f9d0a1e2b3c4d5e6f708192a3b4c5d6e7, mode: '0644', uid: 0, gid: 0}
+            /etc/containerd/config.toml: {sha1: 0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d, mode: '0644', uid: 0, gid: 0,
+                                          stamp_sha1: 9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807}
         paths_present:
           description: The entries of O(paths) that exist (a dangling symbolic link counts).
           type: list
@@ -275,6 +280,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import compat
+from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
 from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
@@ -467,23 +473,36 @@ def query_packages(module, manager, names):
     return {'manager': manager, 'argv': argv, 'rc': rc, 'stdout': out}
 
 
+def _regular_file_sha1(path):
+    """(SHA-1, stat) of a regular file (links followed); OSError for anything else."""
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
+        raise OSError('not a regular file')
+    digest = hashlib.sha1()
+    with open(path, 'rb') as handle:
+        for block in iter(lambda: handle.read(65536), b''):
+            digest.update(block)
+    return digest.hexdigest(), status
+
+
 def file_states(paths):
-    """Path -> {sha1, mode, uid, gid} of each regular file (links followed), None for anything else."""
+    """Path -> {sha1, mode, uid, gid[, stamp_sha1]} of each regular file, None for anything else.
+
+    ``stamp_sha1`` is there when a config module left its stamp beside the file (config_stamp.py).
+    """
     states = {}
     for path in paths:
         try:
-            status = os.stat(path)
-            if not stat.S_ISREG(status.st_mode):
-                raise OSError('not a regular file')
-            digest = hashlib.sha1()
-            with open(path, 'rb') as handle:
-                for block in iter(lambda: handle.read(65536), b''):
-                    digest.update(block)
+            sha1, status = _regular_file_sha1(path)
         except (IOError, OSError):
             states[path] = None
             continue
-        states[path] = {'sha1': digest.hexdigest(), 'mode': '%04o' % stat.S_IMODE(status.st_mode),
+        states[path] = {'sha1': sha1, 'mode': '%04o' % stat.S_IMODE(status.st_mode),
                         'uid': status.st_uid, 'gid': status.st_gid}
+        try:
+            states[path]['stamp_sha1'] = _regular_file_sha1(config_stamp.stamp_path(path))[0]
+        except (IOError, OSError):
+            pass
     return states
 
 

@@ -38,6 +38,12 @@ description:
     0600. O(state=absent) uses it to undo exactly that - the previous C(default_runtime_name) comes back
     with its own spelling, tables the module created are pruned when empty, and a file the module created
     is deleted again - so present followed by absent restores the original bytes.
+  - O(state=present) also leaves a stamp beside the file, C(.<file name>.npu_ascend.converged) (mode 0600),
+    naming the SHA-1 of what it left in the file and a fingerprint of the options that decide it (and of the
+    editor's source). A role can then tell from a probe of the file and the stamp (M(npu.ascend.ascend_facts)
+    option O(npu.ascend.ascend_facts#module:files)) that the file is as this module would leave it, without running
+    it; a file edited since no longer matches. Writing the stamp is not reported as a change. O(state=absent)
+    deletes it.
   - A runtime table of the requested name that existed before the module's first change (a manual Huawei install
     leaves C(runtimes.ascend) and C(default_runtime_name = "ascend")) is taken over, not replaced - its previous
     values are recorded, even when present changes nothing, and O(state=absent) puts them back and keeps the
@@ -216,11 +222,12 @@ state_file:
 '''
 
 import hashlib
+import inspect
 import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils import config_stamp, containerd_config, durable_file, runtime_config_files
 
 NEW_FILE_MODE = '0644'
 
@@ -273,6 +280,38 @@ def _keep_takeover_record(module, path, state_file, params, exists, before, afte
     runtime_config_files.save_records(state_file, records, path)
 
 
+def stamp_fingerprint(options):
+    """The request a stamp names: the options that decide the file and the editor's source."""
+    return config_stamp.request_fingerprint(options, config_stamp.source_sha1(inspect.getsource(containerd_config)),
+                                            config_stamp.CONTAINERD_RUNTIME_OPTIONS)
+
+
+def _restamp(module, after):
+    """Outside check mode: the stamp names what present leaves in the file; absent takes it away.
+
+    Called once the config is written: a crash before leaves the stamp of the file's earlier bytes,
+    which vouches for nothing now. Not a change of the node (the config is what ``changed`` reports):
+    a converged node from before the stamps gets one without a changed task.
+    """
+    path = config_stamp.stamp_path(module.params['path'])
+    try:
+        if module.params['state'] == 'absent' or after is None:
+            if os.path.lexists(path):
+                os.unlink(path)
+                durable_file.fsync_directory(os.path.dirname(path))
+            return
+        wanted = config_stamp.stamp_bytes(config_stamp.config_sha1(after), stamp_fingerprint(module.params))
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, 'rb') as handle:
+                if handle.read() == wanted:
+                    return
+        durable_file.replace_durably(path, wanted, mode=0o600)
+    except (IOError, OSError) as error:
+        module.fail_json(msg='cannot update %s, the stamp of %s: %s; nothing was changed. Fix: run as root '
+                             '(become: true), make its directory writable, then run again'
+                             % (path, module.params['path'], to_native(error)))
+
+
 def run(module):
     params = module.params
     path = runtime_config_files.config_target(module, params['path'])
@@ -291,6 +330,8 @@ def run(module):
 
     exists = os.path.exists(path)
     if not exists and params['state'] == 'absent':
+        if not module.check_mode:
+            _restamp(module, None)
         module.exit_json(**result)
     if exists:
         before = runtime_config_files.read_config(module, path)
@@ -337,7 +378,8 @@ def run(module):
     if remove_file:
         after = ''
     runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE)
+                                  NEW_FILE_MODE,
+                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None))
 
 
 def main():

@@ -387,6 +387,7 @@ KEEP_ORIGINAL_CONFIGS = ("exec", ["sh", "-c", "cp -p /etc/containerd/config.toml
 CONFIGS_AS_ORIGINAL = ("exec", ["sh", "-c", "cmp /etc/containerd/config.toml /root/flt-config.toml.orig"
                                 " && cmp /etc/docker/daemon.json /root/flt-daemon.json.orig"
                                 " && test ! -e /etc/containerd/.config.toml.npu_ascend.json"
+                                " && test ! -e /etc/containerd/.config.toml.npu_ascend.converged"
                                 " && test ! -e /etc/docker/.daemon.json.npu_ascend.json"])
 SYMLINK_CONFIG = ("exec", ["sh", "-c", "mkdir -p /etc/containerd/real"
                            " && mv /etc/containerd/config.toml /etc/containerd/real/config.toml"

@@ -151,6 +151,24 @@ def test_the_probe_reports_the_files_it_is_given(node, run_module):
     assert facts['files'] == {}
 
 
+def test_the_probe_reports_the_stamp_beside_a_file_only_where_there_is_one(node, run_module):
+    config = node['tmp'] / 'config.toml'
+    config.write_text('version = 2\n')
+    stamp = node['tmp'] / '.config.toml.npu_ascend.converged'
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'files': [str(config)]},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert 'stamp_sha1' not in facts['files'][str(config)]
+    stamp.mkdir()
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'files': [str(config)]},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert 'stamp_sha1' not in facts['files'][str(config)]
+    stamp.rmdir()
+    stamp.write_bytes(b'{}\n')
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'files': [str(config)]},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['files'][str(config)]['stamp_sha1'] == hashlib.sha1(b'{}\n').hexdigest()
+
+
 def _tool(directory, name, script):
     path = directory / name
     path.write_text('#!/bin/sh\n' + script)

@@ -135,3 +135,56 @@ def test_missing_tomlkit_is_reported_with_missing_required_lib(config, run_modul
     monkeypatch.setattr(containerd_config, 'TOMLKIT_IMPORT_ERROR', 'Traceback: No module named tomlkit')
     result = run_module(containerd_runtime, {'path': str(config)})
     assert result['failed'] and 'Failed to import the required Python library (tomlkit)' in result['msg']
+
+
+def _stamped(config, **options):
+    """What the role asks: the probe's entry for the config, judged by the filter."""
+    from ansible_collections.npu.ascend.plugins.filter.containerd_runtime_stamped import containerd_runtime_stamped
+    from ansible_collections.npu.ascend.plugins.modules import ascend_facts
+    asked = dict(dict(name='ascend', binary_name=BINARY, default=True, config_version=None, allow_runc_rewrite=False),
+                 **options)
+    return containerd_runtime_stamped(ascend_facts.file_states([str(config)]), str(config), **asked)
+
+
+def test_the_stamp_vouches_for_the_config_present_left_and_for_nothing_else(config, run_module):
+    stamp = config.parent / ('.%s.npu_ascend.converged' % config.name)
+    run_module(containerd_runtime, {'path': str(config)}, check_mode=True)
+    assert not stamp.exists() and not _stamped(config)
+
+    run_module(containerd_runtime, {'path': str(config)})
+    assert oct(stamp.stat().st_mode & 0o777) == oct(0o600)
+    assert _stamped(config)
+    assert not _stamped(config, default=False) and not _stamped(config, binary_name='/opt/other')
+    stamped_inode = stamp.stat().st_ino
+    assert not run_module(containerd_runtime, {'path': str(config)})['changed']
+    assert stamp.stat().st_ino == stamped_inode
+
+    # Another request leaves a stamp of its own.
+    run_module(containerd_runtime, {'path': str(config), 'default': False})
+    assert _stamped(config, default=False) and not _stamped(config)
+
+    config.write_text(config.read_text() + '# an edit by hand\n')
+    assert not _stamped(config, default=False)
+    assert not run_module(containerd_runtime, {'path': str(config), 'default': False})['changed']
+    assert _stamped(config, default=False)
+
+    run_module(containerd_runtime, {'path': str(config), 'state': 'absent'}, check_mode=True)
+    assert stamp.exists()
+    run_module(containerd_runtime, {'path': str(config), 'state': 'absent'})
+    assert not stamp.exists()
+
+
+def test_a_config_converged_before_the_stamps_gets_one_without_a_change(config, run_module):
+    run_module(containerd_runtime, {'path': str(config)})
+    stamp = config.parent / ('.%s.npu_ascend.converged' % config.name)
+    stamp.unlink()
+    assert not _stamped(config)
+    assert not run_module(containerd_runtime, {'path': str(config)})['changed']
+    assert _stamped(config)
+
+
+def test_the_controller_and_the_module_fingerprint_the_same_editor():
+    import inspect
+    from ansible_collections.npu.ascend.plugins.filter import containerd_runtime_stamped
+    from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
+    assert containerd_runtime_stamped._editor_sha1() == config_stamp.source_sha1(inspect.getsource(containerd_config))

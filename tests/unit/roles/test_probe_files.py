@@ -15,10 +15,14 @@ def _load(*parts):
         return yaml.safe_load(handle)
 
 
-def test_preflight_reads_cann_s_script_where_cann_writes_it_by_default():
-    cann_default = _load('roles', 'cann', 'defaults', 'main.yml')['cann_profile_script']
+def test_preflight_reads_the_files_where_cann_and_container_runtime_write_them_by_default():
+    cann = _load('roles', 'cann', 'defaults', 'main.yml')
+    runtime = _load('roles', 'container_runtime', 'defaults', 'main.yml')
     probe_files = _load('roles', 'preflight', 'vars', 'main.yml')['__preflight_probe_files']
-    assert probe_files == ["{{ cann_profile_script | default('%s') }}" % cann_default]
+    assert probe_files == [
+        "{{ %s | default('%s') }}" % (name, defaults[name])
+        for defaults, name in ((cann, 'cann_profile_script'), (runtime, 'container_runtime_containerd_config'),
+                               (runtime, 'container_runtime_containerd_drop_in_path'))]
 
 
 def test_cann_compares_every_key_the_probe_reports_for_a_file(tmp_path):
