@@ -29,10 +29,13 @@ def containerd_runtime_stamped(file_states, path, **options):
     options['path'] = path
     missing = [name for name in config_stamp.CONTAINERD_RUNTIME_OPTIONS if name not in options]
     unknown = sorted(set(options) - set(config_stamp.CONTAINERD_RUNTIME_OPTIONS))
-    if missing or unknown:
-        raise AnsibleFilterError('containerd_runtime_stamped: %s' % '; '.join(
-            part for part in ('missing options: %s' % ', '.join(missing) if missing else '',
-                              'unknown options: %s' % ', '.join(unknown) if unknown else '') if part))
+    problems = []
+    if missing:
+        problems.append('missing options: ' + ', '.join(missing))
+    if unknown:
+        problems.append('unknown options: ' + ', '.join(unknown))
+    if problems:
+        raise AnsibleFilterError('containerd_runtime_stamped: %s' % '; '.join(problems))
     fingerprint = config_stamp.request_fingerprint(options, _editor_sha1(), config_stamp.CONTAINERD_RUNTIME_OPTIONS)
     return config_stamp.vouches(file_states.get(path), fingerprint)
 
