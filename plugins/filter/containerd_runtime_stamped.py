@@ -15,7 +15,7 @@ def _editor_sha1():
     from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
     path = os.path.join(os.path.dirname(config_stamp.__file__), config_stamp.CONTAINERD_EDITOR)
     with open(path, 'rb') as handle:
-        return config_stamp.source_sha1(handle.read().decode('utf-8'))
+        return config_stamp.text_sha1(handle.read().decode('utf-8'))
 
 
 def containerd_runtime_stamped(file_states, path, **options):

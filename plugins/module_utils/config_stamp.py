@@ -38,9 +38,9 @@ def stamp_path(config_path):
     return os.path.join(directory, '.' + base + STAMP_SUFFIX)
 
 
-def source_sha1(text):
-    """SHA-1 of an editor's source text: the module reads its own with ``inspect.getsource`` (from the
-    module's payload), the controller the same file from the collection."""
+def text_sha1(text):
+    """SHA-1 of a text as UTF-8: a config as the modules write it (what the probe hashes), or an
+    editor's source (the module reads its own with ``inspect.getsource``, the controller the file)."""
     return hashlib.sha1(text.encode('utf-8')).hexdigest()
 
 
@@ -62,11 +62,6 @@ def request_fingerprint(options, editor_sha1, names):
 def stamp_bytes(config_sha1, fingerprint):
     return (json.dumps({'config_sha1': config_sha1, 'format': STAMP_FORMAT, 'request': fingerprint},
                        sort_keys=True) + '\n').encode('utf-8')
-
-
-def config_sha1(text):
-    """SHA-1 of a config's text as the modules write it (UTF-8), which is what the probe hashes."""
-    return hashlib.sha1(text.encode('utf-8')).hexdigest()
 
 
 def vouches(file_state, fingerprint):

@@ -282,7 +282,7 @@ def _keep_takeover_record(module, path, state_file, params, exists, before, afte
 
 def stamp_fingerprint(options):
     """The request a stamp names: the options that decide the file and the editor's source."""
-    return config_stamp.request_fingerprint(options, config_stamp.source_sha1(inspect.getsource(containerd_config)),
+    return config_stamp.request_fingerprint(options, config_stamp.text_sha1(inspect.getsource(containerd_config)),
                                             config_stamp.CONTAINERD_RUNTIME_OPTIONS)
 
 
@@ -300,7 +300,7 @@ def _restamp(module, after):
                 os.unlink(path)
                 durable_file.fsync_directory(os.path.dirname(path))
             return
-        wanted = config_stamp.stamp_bytes(config_stamp.config_sha1(after), stamp_fingerprint(module.params))
+        wanted = config_stamp.stamp_bytes(config_stamp.text_sha1(after), stamp_fingerprint(module.params))
         if os.path.isfile(path) and not os.path.islink(path):
             with open(path, 'rb') as handle:
                 if handle.read() == wanted:

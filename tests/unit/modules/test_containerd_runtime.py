@@ -187,4 +187,4 @@ def test_the_controller_and_the_module_fingerprint_the_same_editor():
     import inspect
     from ansible_collections.npu.ascend.plugins.filter import containerd_runtime_stamped
     from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
-    assert containerd_runtime_stamped._editor_sha1() == config_stamp.source_sha1(inspect.getsource(containerd_config))
+    assert containerd_runtime_stamped._editor_sha1() == config_stamp.text_sha1(inspect.getsource(containerd_config))
