@@ -57,15 +57,17 @@ def role_required_vars_message(missing, hosts=None):
     return role_requirements.missing_variables_message(missing, every_host=list(hosts) if hosts else None)
 
 
-def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None):
-    """The fleet-wide summary's lines, from each host's preflight_report (``limit``: hosts named per line)."""
+def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None, stops=None):
+    """The fleet-wide summary's lines, from each host's preflight_report (``limit``: hosts named per line;
+    ``stops``: host -> outcome_stopped, why a host was not checked)."""
     from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_summary
     if not isinstance(reports, Mapping):
         raise AnsibleFilterError('preflight_fleet_summary expects a mapping of host to its preflight_report, got %s'
                                  % type(reports).__name__)
     try:
         shown = preflight_summary.HOSTS_SHOWN if limit is None else int(limit)
-        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing, limit=shown)
+        return preflight_summary.fleet_summary(reports, hosts=hosts, missing_variables=missing, limit=shown,
+                                               stops=stops if isinstance(stops, Mapping) else None)
     except (TypeError, ValueError, AttributeError) as error:
         raise AnsibleFilterError('preflight_fleet_summary: %s' % error)
 

@@ -336,11 +336,13 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
         # Nothing read from the node can be judged; the cluster's view still can.
         for index, check in enumerate(checks[:2]):
             checks[index] = _check(check['name'], ERROR, errors[0])
+    stopped = published.get('outcome_stopped') if isinstance(published.get('outcome_stopped'), dict) else None
+    entry['stopped'] = None if outcome == RUN_OK or stopped is None else {
+        'stage': _text(stopped.get('stage')) or 'unknown', 'task': _text(stopped.get('task')),
+        'message': _text(stopped.get('message')), 'unreachable': bool(stopped.get('unreachable'))}
     if outcome is not None:
         checks.append(_check(CHECK_RUN, PASSED, 'every play of the run completed for this node')
-                      if outcome == RUN_OK else
-                      _check(CHECK_RUN, FAILED, 'the node failed or was unreachable earlier in this run; the task '
-                                                'that failed and the play recap say why'))
+                      if outcome == RUN_OK else _check_run_stopped(entry['stopped']))
     if isinstance(entry['preflight'], dict):
         checks.append(_check_preflight(entry['preflight']))
     if 'doctor_findings' in published and published.get('doctor_findings') is not None:
@@ -349,6 +351,15 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
     entry['status'] = _node_status(checks)
     entry['changes'] = []
     return entry
+
+
+def _check_run_stopped(stopped):
+    if stopped is None:
+        return _check(CHECK_RUN, FAILED, 'the node failed or was unreachable earlier in this run; the task '
+                                         'that failed and the play recap say why')
+    return _check(CHECK_RUN, ERROR if stopped['unreachable'] else FAILED, '%s at %s%s: %s' % (
+        'unreachable' if stopped['unreachable'] else 'stopped', stopped['stage'],
+        (' (task "%s")' % stopped['task']) if stopped['task'] else '', stopped['message']))
 
 
 def _node_status(checks):
@@ -601,6 +612,8 @@ def markdown_text(value):
 STATUS_WORDS = {PASSED: 'PASS', FAILED: 'FAIL', SKIPPED: 'SKIP', ERROR: 'ERROR'}
 # Failing nodes first, the worst first: a node that could not be read, then one that failed a check.
 _STATUS_RANK = {ERROR: 0, FAILED: 1, SKIPPED: 2, PASSED: 3}
+# (stopped in the run, unreachable) -> rank among the failing nodes.
+_STOP_RANK = {(True, True): 0, (True, False): 1, (False, False): 2, (False, True): 2}
 
 
 def _check_status(entry, name):
@@ -661,6 +674,7 @@ def _node_view(entry):
             (', upgrade state %s' % kubernetes['upgrade_state']) if kubernetes['upgrade_state'] else ''))
         if kubernetes and kubernetes['found'] else '',
         'changes': [change['text'] for change in entry['changes']],
+        'stopped': entry.get('stopped'),
     }
 
 
@@ -673,8 +687,10 @@ def report_view(report):
     Values are as in the report, not escaped: the templates escape for their format.
     """
     rows = [_node_view(entry) for entry in report['nodes'].values()]
+    # Nodes the run could not finish come first (unreachable, then stopped), then the other failing ones.
     failing = sorted((row for row in rows if row['status'] != PASSED),
-                     key=lambda row: (_STATUS_RANK.get(row['status'], 9), row['host']))
+                     key=lambda row: (_STOP_RANK[bool(row['stopped']), bool((row['stopped'] or {}).get('unreachable'))],
+                                      _STATUS_RANK.get(row['status'], 9), row['host']))
     passing = sorted((row for row in rows if row['status'] == PASSED), key=lambda row: row['host'])
     groups = {}
     for row in rows:
@@ -750,6 +766,10 @@ def _read_by_the_host(own):
             'npu_smi_error': (probe or {}).get('npu_smi_error')}
 
 
+def _unreachable_stop(stopped):
+    return isinstance(stopped, dict) and bool(stopped.get('unreachable'))
+
+
 def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_nodes=None, k8s_error=None):
     """One ``node_entry`` input per host of ``hosts``, from the run's variables.
 
@@ -767,17 +787,24 @@ def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_no
         own = variables[host]
         node_name = own.get('fleet_report_k8s_node_name', own.get('k8s_node_name', host))
         published = {'extra': own.get('fleet_report_extra', {})}
-        for key in ('preflight_report', 'k8s_node_result'):
+        for key in ('preflight_report', 'k8s_node_result', 'outcome_stopped'):
             if key in own:
                 published[key] = own[key]
         if with_findings:
             published['doctor_findings'] = [finding for finding in findings
                                             if isinstance(finding, dict) and finding.get('node') in (host, node_name)]
+        # A host of the play read itself; one that failed earlier was read on its behalf (gather.yml),
+        # unless its stage recorded it unreachable: then that record says why nothing was read.
+        if host in play_hosts and '__fleet_report_facts' in own:
+            gathered = _read_by_the_host(own)
+        elif own.get('__fleet_report_gathered') is None and _unreachable_stop(own.get('outcome_stopped')):
+            gathered = {'facts': None, 'facts_error': own['outcome_stopped'].get('message'), 'unreachable': True,
+                        'npu_smi': None, 'npu_smi_error': None}
+        else:
+            gathered = own.get('__fleet_report_gathered')
         nodes.append({
             'host': host,
-            # A host of the play read itself; one that failed earlier was read on its behalf (gather.yml).
-            'gathered': (_read_by_the_host(own) if host in play_hosts and '__fleet_report_facts' in own
-                         else own.get('__fleet_report_gathered')),
+            'gathered': gathered,
             'k8s': {'configured': bool(kubernetes), 'node_name': node_name, 'node': by_name.get(node_name),
                     'error': k8s_error},
             'wanted': wanted_of(own),

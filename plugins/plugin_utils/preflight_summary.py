@@ -45,13 +45,23 @@ def _group(pairs):
     return [(key, groups[key]) for key in order]
 
 
-def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN):
+def _stop_reason(stop):
+    if not isinstance(stop, dict):
+        return 'no answer before the checks (unreachable, or failed before them: see its error above)'
+    # The first line of Ansible's message: an unreachable host's is several lines of SSH output.
+    message = (str(stop.get('message') or '').strip().splitlines() or [''])[0]
+    return '%s at %s: %s' % ('unreachable' if stop.get('unreachable') else 'failed', stop.get('stage') or '?', message)
+
+
+def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN, stops=None):
     """The summary's lines.
 
     ``reports``: host -> its ``preflight_report`` (or None). ``hosts``: every host of the play,
     in inventory order (default: the keys of ``reports``, sorted). ``missing_variables``: what
-    ``role_requirements.missing_variables`` found, if anything.
+    ``role_requirements.missing_variables`` found, if anything. ``stops``: host -> where it stopped
+    (``outcome_stopped``: stage, message, unreachable), to say why a host was not checked.
     """
+    stops = dict(stops or {})
     reports = dict(reports or {})
     hosts = [str(host) for host in (hosts if hosts is not None else sorted(reports))]
     unchecked = [host for host in hosts if not isinstance(reports.get(host), dict)]
@@ -81,6 +91,9 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
                                                     (' -- fix: ' + fix) if fix else ''))
     if unchecked:
         lines.append('Not checked: %s' % _hosts(unchecked, limit))
+        reasons = _group((_stop_reason(stops.get(host)), host) for host in unchecked)
+        for reason, reason_hosts in reasons:
+            lines.append('  %s (%s): %s' % (_nodes(len(reason_hosts)), _hosts(reason_hosts, limit), reason))
     for item in missing_variables:
         lines.append('Missing variable %s (role %s) on %s%s' % (
             item.get('variable'), item.get('role'), _hosts(item.get('hosts') or [], limit),

@@ -173,6 +173,43 @@ def test_unreachable_and_failed_earlier_nodes(node_data):
     assert entry['status'] == 'error'
 
 
+def test_the_stage_a_node_stopped_at_is_its_run_check_and_stopped_nodes_come_first(node_data):
+    gathered, k8s = node_data()
+    stopped = {'stage': 'hdk', 'task': 'Install the driver', 'message': 'n: driver: exit 2. Fix: ...',
+               'unreachable': False}
+    entry = fr.node_entry('node-b', gathered, k8s, WANTED, published={'outcome_stopped': stopped}, outcome='failed')
+    assert entry['stopped'] == stopped
+    assert _checks(entry)['run'] == {'name': 'run', 'status': 'failed',
+                                     'message': 'stopped at hdk (task "Install the driver"): n: driver: exit 2. Fix: ...'}
+    gone = dict(stopped, stage='connect', task='', message='ssh: no route to host', unreachable=True)
+    unreachable = fr.node_entry('node-c', gathered, k8s, WANTED, published={'outcome_stopped': gone}, outcome='failed')
+    assert _checks(unreachable)['run']['status'] == 'error'
+    assert _checks(unreachable)['run']['message'] == 'unreachable at connect: ssh: no route to host'
+    # A record of a node that finished the run is not a stop.
+    done = fr.node_entry('node-d', gathered, k8s, WANTED, published={'outcome_stopped': stopped}, outcome='ok')
+    assert done['stopped'] is None and _checks(done)['run']['status'] == 'passed'
+    # A node that finished the run but is not validated fails too, and comes after the stops.
+    sick = fr.node_entry('node-a', *node_data(validated=None, name='node-a'), wanted=WANTED, outcome='ok')
+    assert sick['status'] == 'failed'
+    view = fr.report_view(fr.build_report([entry, unreachable, done, sick]))
+    assert [row['host'] for row in view['failing']] == ['node-c', 'node-b', 'node-a']
+
+
+def test_run_inputs_carry_the_stop_a_stage_recorded():
+    stopped = {'stage': 'preflight', 'task': 't', 'message': 'm', 'unreachable': False}
+    variables = {'n1': {}, 'n2': {'outcome_stopped': stopped}}
+    nodes = fr.run_inputs(['n1', 'n2'], variables.get, ['n1'], lambda own: {})
+    assert 'outcome_stopped' not in nodes[0]['published'] and nodes[0]['outcome'] == 'ok'
+    assert nodes[1]['published']['outcome_stopped'] == stopped and nodes[1]['outcome'] == 'failed'
+    # A node its stage found unreachable is not read again: its record says why nothing was read.
+    gone = dict(stopped, stage='connect', message='ssh: no route to host', unreachable=True)
+    nodes = fr.run_inputs(['n3'], {'n3': {'outcome_stopped': gone}}.get, [], lambda own: {})
+    assert nodes[0]['gathered'] == {'facts': None, 'facts_error': 'ssh: no route to host', 'unreachable': True,
+                                    'npu_smi': None, 'npu_smi_error': None}
+    entry = fr.node_entry('n3', nodes[0]['gathered'], published=nodes[0]['published'], outcome='failed')
+    assert entry['reachable'] is False and entry['errors'] == ['unreachable: ssh: no route to host']
+
+
 def test_published_results_become_checks(node_data):
     gathered, k8s = node_data()
     published = {

@@ -39,6 +39,19 @@ def _playbook_roles(name, seen=None):
             continue
         for role in play.get('roles') or []:
             roles.append((role['role'] if isinstance(role, dict) else role).split('.')[-1])
+        roles.extend(_task_roles(play.get('tasks') or []))
+    return roles
+
+
+def _task_roles(tasks):
+    """The roles whose main entry point tasks import or include, blocks and rescues included."""
+    roles = []
+    for task in tasks:
+        for section in ('block', 'rescue', 'always'):
+            roles.extend(_task_roles(task.get(section) or []))
+        for action in ('ansible.builtin.import_role', 'ansible.builtin.include_role'):
+            if action in task and not task[action].get('tasks_from'):
+                roles.append(task[action]['name'].split('.')[-1])
     return roles
 
 

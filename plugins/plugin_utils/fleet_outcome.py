@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""How a run ended for each node of the fleet, the failure budget, and the command that retries.
+
+A fleet of hundreds of servers always has a few that are powered off, sick or wrongly described
+in the inventory. The playbooks let the healthy part proceed and report the rest: each stage's
+rescue records where a node stopped (``outcome_stopped``: stage, task, message, unreachable), and
+this module turns those records and Ansible's host lists into one row per node, the verdict of
+the failure budget, the summary's lines and the retry command. Controller side only, no Ansible
+imports.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import shlex
+
+# What a node is left with when it stopped in a stage: the state an operator finds on it.
+STAGE_STATE = {
+    'connect': 'untouched: the node was not reached',
+    'preflight': 'untouched: preflight changes nothing',
+    'budget': 'untouched: the run stopped everywhere before the first change',
+    'hdk': ('firmware and driver possibly part way (the installer log under /var/log/ascend_seclog says how '
+            'far); CANN and the container runtime not changed in this run'),
+    'cann': 'firmware and driver as wanted; CANN possibly part way; the container runtime not changed in this run',
+    'container_runtime': ('firmware, driver and CANN as wanted; the container engines\' configs as the role left '
+                          'them or rolled back, as its message says'),
+    'k8s_node': 'host stack as installed; its Node possibly without the NPU labels or the until-validated taint',
+    'device_plugin': ('host stack as installed; the device plugin or npu-exporter possibly not running for it; '
+                      'its Node keeps the until-validated taint'),
+    'validate': ('host stack as installed; its Node keeps the until-validated taint, so no NPU workload is '
+                 'scheduled on it'),
+    'upgrade': 'stays cordoned, labelled upgrade-state=failed; its components as far as the message says',
+    'uninstall': 'part way out: the components the message names are still installed',
+    'report': 'unchanged (the report only reads)',
+    'doctor': 'unchanged (the doctor only reads)',
+}
+UNKNOWN_STATE = 'unknown: it stopped answering; its last known state is in the fleet report'
+
+FIX_UNREACHABLE = ('bring the node back (power, network, SSH: ansible -m ansible.builtin.ping <host> must answer), '
+                   'then run the retry command')
+FIX_FAILED = 'follow the fix in the message, then run the retry command'
+# Host names the summary shows per line before it counts the rest.
+HOSTS_SHOWN = 10
+# A message longer than this is cut in the summary; the full one was printed when the node stopped.
+MESSAGE_SHOWN = 400
+
+
+class OutcomeError(ValueError):
+    """Input that cannot be judged, with the variable to fix in its text."""
+
+
+def _text(value):
+    return '' if value is None else str(value)
+
+
+def _first_lines(message, limit=MESSAGE_SHOWN):
+    text = ' '.join(_text(message).split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
+
+
+def _hosts(hosts, limit=HOSTS_SHOWN):
+    hosts = list(hosts)
+    if limit and len(hosts) > limit:
+        return '%s and %d more' % (', '.join(hosts[:limit]), len(hosts) - limit)
+    return ', '.join(hosts)
+
+
+def _nodes(count):
+    return '%d node%s' % (count, '' if count == 1 else 's')
+
+
+def stop_record(stage, task, result, unreachable=None):
+    """The record a stage's rescue keeps for its host (``outcome_stopped``).
+
+    ``result`` is the failed task's result (``ansible_failed_result``) or a message. A result whose
+    ``unreachable`` is true (a task run with ``ignore_unreachable``) marks the node unreachable.
+    """
+    if isinstance(result, dict):
+        message = result.get('msg') or result.get('stderr') or result.get('stdout') or ''
+        if not message and result.get('results'):
+            # A loop: the first failed item's message.
+            failed = [item for item in result['results'] if isinstance(item, dict) and item.get('failed')]
+            message = (failed[0].get('msg') if failed else '') or ''
+        unreachable = bool(result.get('unreachable')) if unreachable is None else unreachable
+    else:
+        message = _text(result)
+    return {
+        'stage': _text(stage) or 'unknown',
+        'task': _text(task),
+        'message': _text(message).strip() or 'no message (see the task output above)',
+        'unreachable': bool(unreachable),
+    }
+
+
+def host_rows(records, hosts_all, hosts_active, group_hosts=None):
+    """One row per node: ``host``, ``status`` (ok, failed, unreachable, not_run), ``stage``, ``task``,
+    ``message``, ``state`` (what the node is left with) and ``fix``.
+
+    ``records``: host -> its ``outcome_stopped`` (or None). ``hosts_all``: the hosts the play targeted
+    (``ansible_play_hosts_all``: the ``--limit`` applied, failed hosts kept); ``hosts_active``: those
+    still in the play (``ansible_play_hosts``); ``group_hosts``: every host of the group
+    (``groups['npu_nodes']``), so that hosts left out by ``--limit`` get a row too. Not-ok rows
+    come first (unreachable, failed, not run), then the rest, each in inventory order.
+    """
+    records = dict(records or {})
+    hosts_all = [_text(host) for host in hosts_all or []]
+    active = set(_text(host) for host in hosts_active or [])
+    targeted = set(hosts_all)
+    rows = []
+    for host in hosts_all:
+        if host in active:
+            rows.append({'host': host, 'status': 'ok', 'stage': '', 'task': '', 'message': '', 'state': '', 'fix': ''})
+            continue
+        record = records.get(host)
+        if isinstance(record, dict):
+            unreachable = bool(record.get('unreachable'))
+            stage = _text(record.get('stage')) or 'unknown'
+            rows.append({
+                'host': host,
+                'status': 'unreachable' if unreachable else 'failed',
+                'stage': stage,
+                'task': _text(record.get('task')),
+                'message': _text(record.get('message')),
+                'state': STAGE_STATE.get(stage, UNKNOWN_STATE),
+                'fix': FIX_UNREACHABLE if unreachable else FIX_FAILED,
+            })
+        else:
+            # Ansible took the host out without a stage recording why: a connection lost between
+            # tasks (unreachable hosts get no rescue), or a failure outside the collection's stages.
+            rows.append({
+                'host': host, 'status': 'unreachable', 'stage': 'unknown', 'task': '',
+                'message': 'stopped answering, or failed outside the npu.ascend stages (its error is above)',
+                'state': UNKNOWN_STATE, 'fix': FIX_UNREACHABLE,
+            })
+    for host in group_hosts or []:
+        host = _text(host)
+        if host not in targeted:
+            rows.append({'host': host, 'status': 'not_run', 'stage': '', 'task': '',
+                         'message': 'left out of this run (--limit)', 'state': 'as the previous run left it',
+                         'fix': ''})
+    order = {'unreachable': 0, 'failed': 1, 'not_run': 2, 'ok': 3}
+    return sorted(rows, key=lambda row: order[row['status']])
+
+
+def max_fail_percentage(value, name='npu_ascend_max_fail_percentage'):
+    """The budget as a number from 0 to 100, or OutcomeError naming the variable."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise OutcomeError('%s is %r, not a number. Fix: set it to a percentage from 0 to 100' % (name, value))
+    if not 0 <= number <= 100:
+        raise OutcomeError('%s is %s, outside 0 to 100. Fix: set it to a percentage from 0 to 100' % (name, value))
+    return number
+
+
+def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight'):
+    """Whether the nodes that failed so far stay within the budget.
+
+    Returns ``total``, ``failed`` (the hosts), ``percentage``, ``budget``, ``exceeded`` and
+    ``message``: the reason the run stops everywhere when exceeded, else a one-line account.
+    """
+    budget = max_fail_percentage(budget, name)
+    hosts_all = [_text(host) for host in hosts_all or []]
+    active = set(_text(host) for host in hosts_active or [])
+    failed = [host for host in hosts_all if host not in active]
+    total = len(hosts_all)
+    percentage = (100.0 * len(failed) / total) if total else 0.0
+    exceeded = percentage > budget
+    if exceeded:
+        message = (
+            'Stopped before any change: %d of %s failed %s (%.0f%%), more than the failure budget %s=%g%% allows: '
+            '%s. No node was changed: when many nodes fail together, they usually share one cause (the stack, the '
+            'package source, the inventory). Fix: see each node\'s message above and fix what they share; if these '
+            'nodes are really down or sick, raise %s or leave them out with --limit' % (
+                len(failed), _nodes(total), stage, percentage, name, budget, _hosts(failed), name))
+    elif failed:
+        message = ('%d of %s failed %s (%.0f%%, within the budget %s=%g%%): %s; the others go on' % (
+            len(failed), _nodes(total), stage, percentage, name, budget, _hosts(failed)))
+    else:
+        message = 'All %s passed %s' % (_nodes(total), stage)
+    return {'total': total, 'failed': failed, 'percentage': round(percentage, 1), 'budget': budget,
+            'exceeded': exceeded, 'message': message}
+
+
+def retry_command(hosts, playbook=None, inventories=None, tags=None, skip_tags=None, check_mode=False):
+    """The ``ansible-playbook`` command that runs the playbook again on ``hosts`` only (None when there are none)."""
+    hosts = [_text(host) for host in hosts or []]
+    if not hosts:
+        return None
+    argv = ['ansible-playbook']
+    for source in inventories or []:
+        argv += ['-i', _text(source)]
+    argv.append(_text(playbook) or 'PLAYBOOK')
+    argv += ['--limit', ','.join(hosts)]
+    tags = [_text(tag) for tag in tags or [] if _text(tag) != 'all']
+    if tags:
+        argv += ['--tags', ','.join(tags)]
+    skip_tags = [_text(tag) for tag in skip_tags or []]
+    if skip_tags:
+        argv += ['--skip-tags', ','.join(skip_tags)]
+    if check_mode:
+        argv.append('--check')
+    return ' '.join(shlex.quote(arg) for arg in argv)
+
+
+def summary_lines(rows, retry=None, limit=HOSTS_SHOWN):
+    """The run's summary: counts, then each node that did not finish with its stage, message, state and fix."""
+    rows = list(rows or [])
+    count = {}
+    for row in rows:
+        count[row['status']] = count.get(row['status'], 0) + 1
+    targeted = len(rows) - count.get('not_run', 0)
+    lines = ['Run of %s: %d done, %d failed, %d unreachable%s' % (
+        _nodes(targeted), count.get('ok', 0), count.get('failed', 0), count.get('unreachable', 0),
+        ('; %d not in this run (--limit): %s' % (
+            count['not_run'], _hosts([row['host'] for row in rows if row['status'] == 'not_run'], limit)))
+        if count.get('not_run') else '')]
+    for status, title in (('unreachable', 'Unreachable'), ('failed', 'Failed')):
+        stopped = [row for row in rows if row['status'] == status]
+        if not stopped:
+            continue
+        lines.append('%s:' % title)
+        for row in stopped:
+            where = 'at %s' % row['stage'] + (', task "%s"' % row['task'] if row['task'] else '')
+            lines.append('  %s (%s): %s' % (row['host'], where, _first_lines(row['message'])))
+            lines.append('    left: %s; fix: %s' % (row['state'], row['fix']))
+    if retry:
+        lines.append('Retry only these nodes: %s' % retry)
+    return lines
