@@ -17,7 +17,7 @@ __metaclass__ = type
 import glob
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import version_files
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, FACT_KEYS, MANAGED_COMPONENTS
 
@@ -26,10 +26,14 @@ KNOWN_ARCHES = ('x86_64', 'aarch64')
 
 
 def _read_text(path):
-    """The text of ``path``, None when it cannot be read; VersionFileError when it is not UTF-8."""
+    """The text of ``path``, None when it cannot be read; VersionFileError when it is not UTF-8, not a
+    regular file (a FIFO would hang the read, /dev/zero never end it) or larger than any version file."""
     try:
-        with open(path, 'rb') as handle:
-            data = handle.read()
+        data = bounded_read.read_bytes(path)
+    except bounded_read.RefusedFile as error:
+        raise version_files.VersionFileError(
+            '%s. Fix: remove what is there and put back the file the installer wrote (or reinstall the component '
+            'that owns it), then run again' % error.cause)
     except (IOError, OSError):
         return None
     return version_files.decode_version_file(data, path)
@@ -198,9 +202,11 @@ def _read_docker_runtime(install_path):
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
 
 
-def read_install_record(path=INSTALL_RECORD_PATH):
-    """Return /etc/ascend_install.info as a dict, or None when absent or unreadable."""
-    text = _read_text(path)
+def read_install_record(path=None):
+    """Return /etc/ascend_install.info as a dict, or None when absent or unreadable.
+
+    VersionFileError when it is there but not a small regular UTF-8 file."""
+    text = _read_text(path or INSTALL_RECORD_PATH)
     if text is None:
         return None
     try:

@@ -155,6 +155,7 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
@@ -166,11 +167,15 @@ SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
 
 
+def _read(path):
+    # A FIFO or a device in place of a small file must not hang the module (bounded_read).
+    return bounded_read.read_bytes(path).decode('utf-8')
+
+
 def read_os_release(path=OS_RELEASE):
     try:
-        with open(path, 'r') as handle:
-            return compat.parse_os_release(handle.read())
-    except (IOError, OSError):
+        return compat.parse_os_release(_read(path))
+    except (IOError, OSError, ValueError):
         return None
 
 
@@ -184,9 +189,8 @@ def read_pci_identity():
         files = {}
         for name in ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class'):
             try:
-                with open(os.path.join(SYSFS_PCI_DEVICES, address, name), 'r') as handle:
-                    files[name] = handle.read()
-            except (IOError, OSError):
+                files[name] = _read(os.path.join(SYSFS_PCI_DEVICES, address, name))
+            except (IOError, OSError, ValueError):
                 files[name] = None
         try:
             devices.append(pci.parse_sysfs_device(address, files))
