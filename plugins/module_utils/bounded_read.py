@@ -46,13 +46,14 @@ class RefusedFile(ValueError):
     """A file that is there but is not one to read: not a regular file, or larger than the cap.
 
     ``cause`` says what was found (with the path), for callers that know a better fix than the
-    generic one of the message.
+    generic one of the message; ``mode`` is the file's st_mode when it is not a regular file.
     """
 
-    def __init__(self, path, cause):
+    def __init__(self, path, cause, mode=None):
         super(RefusedFile, self).__init__('%s. %s' % (cause, _FIX))
         self.path = path
         self.cause = cause
+        self.mode = mode
 
 
 def describe_kind(mode):
@@ -74,7 +75,7 @@ def _open_regular(path, follow=True):
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise RefusedFile(path, '%s is %s, not a regular file, so it was not read'
-                              % (path, describe_kind(status.st_mode)))
+                              % (path, describe_kind(status.st_mode)), status.st_mode)
     except BaseException:
         os.close(fd)
         raise
