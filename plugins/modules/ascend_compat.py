@@ -205,6 +205,10 @@ def read_pci_identity():
 def node_stack(desired, install_path):
     """Fill what ``desired`` leaves out from the node."""
     installed = install_state.read_all_installed(install_path, platform.machine(), install_state.read_install_record())
+    damaged = [entry['damaged'] for entry in installed.values() if entry and entry.get('damaged')]
+    if damaged:
+        # Judging the stack without that component would pass a node whose versions cannot be told.
+        raise version_files.VersionFileError('; '.join(damaged))
     family = product = None
     if 'chip_family' not in desired or 'product' not in desired:
         family, product = read_pci_identity()

@@ -24,9 +24,13 @@ description:
     installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
     the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
     while that tag is the current boot's.
-  - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text or holds a
-    version no Huawei installer writes (shell characters, blanks, control characters), rather than
-    passing such a value on or reading the component as not installed.
+  - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text, holds a
+    version no Huawei installer writes (shell characters, blanks, control characters), is not a regular file
+    (a FIFO, a link to a device) or is larger than 1 MiB, rather than passing such a value on or reading the
+    component as not installed.
+  - A version file that is there but names no version (empty, C(Version=) with no value, no Version line) is
+    reported as a damaged install of that component (C(version) null, C(damaged) the reason and the fix), never
+    as not installed; P(npu.ascend.ascend_plan#filter) and M(npu.ascend.ascend_runfile) refuse it.
   - Also returns, so that one call is the probe the roles plan from (P(npu.ascend.ascend_plan#filter)), the
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
     O(free_space_path) and which of O(paths) exist, the container engines and the kubelet as systemd knows them
@@ -171,6 +175,8 @@ ansible_facts:
             - Per component (C(firmware), C(driver), C(toolkit), C(kernels), C(ops), C(nnal),
               C(docker_runtime)) a dict with C(version), C(path), C(version_file), C(uninstall_script)
               and what the version file adds (for example C(compatible_version_fw)), or null when not installed.
+            - When the version file is there but names no version, C(version) is null and C(damaged) says which file,
+              what it should hold and the fix (restore it, or reinstall over it with the installer's C(--upgrade)).
           type: dict
           sample:
             driver:

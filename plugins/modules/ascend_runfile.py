@@ -32,6 +32,10 @@ description:
     boot, which M(npu.ascend.ascend_facts) turns into C(reboot_pending). A failure is reported with the
     installer's own error line and the fix.
   - After the run the installed version is read again and must equal the package version.
+  - A component whose version file is there but names no version (empty, C(Version=) with no value, no
+    Version line) is a damaged install, not a missing one, and is refused (also in check mode and with
+    O(state=absent)) naming the file and the fix; so is a version file that is not a regular file or is larger
+    than 1 MiB.
 options:
   src:
     description:
@@ -476,6 +480,10 @@ def _decide(module, runner, component, src, src_exists, package_version, install
     except VersionFileError as error:
         runner.fail('cannot tell which %s is installed: %s' % (component, error))
     entry = installed[runfile.FACT_KEYS[component]]
+    if entry and entry.get('damaged'):
+        # Installed, but at a version nobody can tell: neither a fresh install nor an uninstall is safe.
+        runner.fail('refusing to %s %s: %s' % ('uninstall' if state == 'absent' else 'install or upgrade', component,
+                                               entry['damaged']), cause='damaged', version_file=entry['version_file'])
     version_before = entry['version'] if entry else None
 
     plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
@@ -484,7 +492,9 @@ def _decide(module, runner, component, src, src_exists, package_version, install
         runner.fail(plan['reason'])
     if plan['action'] in runfile.INSTALLING_ACTIONS:
         missing = runfile.check_prerequisites(component, package_version, installed)
-        if missing and module.check_mode:
+        # A damaged toolkit is no task's to install earlier in a dry run: refused in check mode too.
+        damaged_prerequisite = bool((installed.get('toolkit') or {}).get('damaged'))
+        if missing and module.check_mode and not damaged_prerequisite:
             # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
             # the same run and so not installed yet; the real run still stops here if it is missing.
             module.warn('%s; a real run fails here unless an earlier task installs it' % missing)
@@ -611,6 +621,8 @@ def main():
         after = install_state.read_installed(component, install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('the %s installer finished but the installed version cannot be read: %s' % (component, error))
+    if after and after.get('damaged'):
+        runner.fail('the %s installer reported success but %s' % (component, after['damaged']))
     version_after = after['version'] if after else None
     result['version_after'] = version_after
     if module._diff:
