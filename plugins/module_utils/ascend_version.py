@@ -264,8 +264,11 @@ def version_mismatches(installed, wanted):
         if same_version(found, target):
             continue
         title = COMPONENT_TITLES[component]
+        record = installed.get(component)
+        absent = 'damaged (its version file names no version)' if isinstance(record, dict) and record.get('damaged') \
+            else 'not installed'
         mismatches.append({
             'component': component, 'title': title, 'installed': found, 'wanted': target,
-            'text': '%s %s (wanted %s)' % (title, found or 'not installed', target),
+            'text': '%s %s (wanted %s)' % (title, found or absent, target),
         })
     return mismatches

@@ -503,7 +503,8 @@ def probe_stack(desired, installed, chip_family=None, product=None, os_name=None
     sources = {'cann': installed.get('toolkit'), 'driver': installed.get('driver'),
                'firmware': installed.get('firmware')}
     for key, entry in sources.items():
-        if key not in stack and entry:
+        # A damaged install (version None) has no version to stand in; the planner refuses it.
+        if key not in stack and entry and entry.get('version'):
             stack[key] = entry['version']
     for component, range_key in (('driver', 'compatible_version_fw'), ('firmware', 'compatible_version_drv')):
         entry = installed.get(component)

@@ -14,29 +14,66 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import glob
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import version_files
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, FACT_KEYS, MANAGED_COMPONENTS
 
 INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')
+# The line each component's version file names its version with (docs/development.md's table), and
+# how Huawei's installer of that component goes over an existing install: what a damaged file's fix says.
+_VERSION_LINES = {
+    'driver': ('Version=<version>', "the driver package's --upgrade"),
+    'firmware': ('Version=<version>', "the firmware package's --upgrade"),
+    'toolkit': ('version=<version>', "the toolkit package's --upgrade"),
+    'kernels': ('version_dir=<version>', "the kernels package's --uninstall, then its --install (it has no --upgrade)"),
+    'ops': ('version_dir=<version>', "the ops package's --uninstall, then its --install (it has no --upgrade)"),
+    'nnal': ('Ascend-cann-atb : <version>', "the NNAL package's --upgrade"),
+    'docker-runtime': ('version=v<version>', "the Ascend Docker Runtime package's --upgrade"),
+}
 
 
 def _read_text(path):
-    """The text of ``path``, None when it cannot be read; VersionFileError when it is not UTF-8."""
+    """The text of ``path``, None when it cannot be read; VersionFileError when it is not UTF-8, not a
+    regular file (a FIFO would hang the read, /dev/zero never end it) or larger than any version file."""
     try:
-        with open(path, 'rb') as handle:
-            data = handle.read()
-    except (IOError, OSError):
-        return None
+        data = bounded_read.read_bytes(path)
+    except bounded_read.RefusedFile as error:
+        raise version_files.VersionFileError(
+            '%s. Fix: remove what is there and put back the file the installer wrote (or reinstall the component '
+            'that owns it), then run again' % error.cause)
+    except (IOError, OSError) as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        # There but unreadable (permissions, I/O error): not the same as "not installed".
+        raise version_files.VersionFileError('cannot read %s: %s. Fix: run as root (become: true); if the disk '
+                                             'reports errors, repair it first' % (path, error.strerror or error))
     return version_files.decode_version_file(data, path)
 
 
+class _Damaged(object):
+    """What _parse_file returns for a version file that is there but names no version."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+
+def damaged_reason(component, path, problem):
+    """The ``damaged`` text of a component whose version file ``path`` is there but names no version."""
+    line, how = _VERSION_LINES[component]
+    return ('%s is there but %s, so which %s is installed cannot be told (an interrupted install, a full disk or '
+            'a hand edit). It is not read as "not installed": a fresh install over it is not what Huawei\'s installer '
+            'expects. Fix: restore the file as the installer wrote it (a line %s naming the installed version), or '
+            'reinstall %s over it by hand with %s, then run again' % (path, problem, component, line, component, how))
+
+
 def _parse_file(parser, path):
-    """The parsed version file at ``path``, None when absent or without a version.
+    """The parsed version file at ``path``; None when absent; _Damaged when it is there but names no
+    version (empty, ``Version=`` blank, no Version line).
 
     A file that is there but holds a value no Huawei installer writes raises VersionFileError
     naming the file: treating it as "not installed" would install over whatever is there.
@@ -44,16 +81,29 @@ def _parse_file(parser, path):
     text = _read_text(path)
     if text is None:
         return None
+    if not text.strip():
+        return _Damaged('is empty')
     try:
         parsed = parser(text)
     except version_files.VersionFileError as error:
         raise version_files.VersionFileError('%s: %s. Fix: look at the file; if it is damaged, reinstall the '
                                              'component that owns it' % (path, error))
-    except ValueError:
-        return None
+    except ValueError as error:
+        return _Damaged('names no version (%s)' % error)
     if not parsed or not parsed.get('version'):
-        return None
+        return _Damaged('names no version')
     return parsed
+
+
+def _damaged_entry(component, home, version_file, damaged, uninstall_script=None):
+    """The entry of a component whose version file is damaged: ``version`` None, ``damaged`` the reason."""
+    return {
+        'version': None,
+        'path': home,
+        'version_file': version_file,
+        'uninstall_script': uninstall_script if uninstall_script and os.path.exists(uninstall_script) else None,
+        'damaged': damaged_reason(component, version_file, damaged.problem),
+    }
 
 
 def _strip_v(version):
@@ -94,6 +144,8 @@ def _read_driver(install_path):
     parsed = _parse_file(version_files.parse_driver_version_info, version_file)
     if parsed is None:
         return None
+    if isinstance(parsed, _Damaged):
+        return _damaged_entry('driver', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
     return _entry(parsed['version'], home, version_file, parsed,
                   os.path.join(home, 'script', 'uninstall.sh'),
                   upgrade_tool=_existing(os.path.join(home, 'tools', 'upgrade-tool')))
@@ -105,6 +157,8 @@ def _read_firmware(install_path):
     parsed = _parse_file(version_files.parse_firmware_version_info, version_file)
     if parsed is None:
         return None
+    if isinstance(parsed, _Damaged):
+        return _damaged_entry('firmware', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
 
 
@@ -125,6 +179,9 @@ def _read_toolkit(install_path, arch):
         parsed = _parse_file(version_files.parse_toolkit_install_info, version_file)
         if parsed is None:
             continue
+        if isinstance(parsed, _Damaged):
+            # Fail closed: one damaged layout is not hidden by another that reads well.
+            return _damaged_entry('toolkit', os.path.realpath(link), version_file, parsed)
         home = os.path.realpath(link)
         set_env = os.path.join(os.path.dirname(link) if layout == 'ascend-toolkit' else link, 'set_env.sh')
         found.append(_entry(
@@ -167,6 +224,8 @@ def _read_opp_kernel(component, install_path):
             continue
         seen_homes.add(home)
         parsed = _parse_file(version_files.parse_opp_kernel_version_info, version_file)
+        if isinstance(parsed, _Damaged):
+            return _damaged_entry(component, home, version_file, parsed)
         if parsed is not None:
             entries.append(_entry(parsed['version'], home, version_file, parsed))
     if not entries:
@@ -184,6 +243,8 @@ def _read_nnal(install_path):
     parsed = _parse_file(version_files.parse_nnal_version_info, version_file)
     if parsed is None:
         return None
+    if isinstance(parsed, _Damaged):
+        return _damaged_entry('nnal', os.path.realpath(home), version_file, parsed)
     set_env = os.path.join(install_path, 'nnal', 'atb', 'set_env.sh')
     return _entry(parsed['version'], os.path.realpath(home), version_file, parsed,
                   os.path.join(home, 'script', 'uninstall.sh'), set_env=_existing(set_env))
@@ -195,12 +256,16 @@ def _read_docker_runtime(install_path):
     parsed = _parse_file(version_files.parse_docker_runtime_install_info, version_file)
     if parsed is None:
         return None
+    if isinstance(parsed, _Damaged):
+        return _damaged_entry('docker-runtime', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
 
 
-def read_install_record(path=INSTALL_RECORD_PATH):
-    """Return /etc/ascend_install.info as a dict, or None when absent or unreadable."""
-    text = _read_text(path)
+def read_install_record(path=None):
+    """Return /etc/ascend_install.info as a dict, or None when absent or unreadable.
+
+    VersionFileError when it is there but not a small regular UTF-8 file."""
+    text = _read_text(path or INSTALL_RECORD_PATH)
     if text is None:
         return None
     try:
@@ -222,7 +287,10 @@ def _hdk_install_path(component, install_path, record):
 
 
 def read_installed(component, install_path=DEFAULT_INSTALL_PATH, arch=None, record=None):
-    """Return ``{version, path, version_file, uninstall_script, ...}`` or None for one component."""
+    """Return ``{version, path, version_file, uninstall_script, ...}`` or None for one component.
+
+    A version file that is there but names no version gives ``version`` None and ``damaged``, the
+    reason with the fix (docs/packages.md): never None, which would read as "not installed"."""
     if component == 'driver' or component == 'firmware':
         reader = _read_driver if component == 'driver' else _read_firmware
         found = reader(install_path)
@@ -251,7 +319,8 @@ def read_all_installed(install_path=DEFAULT_INSTALL_PATH, arch=None, record=None
 
 def installed_versions(entry):
     """Every version of a component on the node (``entry`` as read_installed returns it): the
-    operator kernels of an older toolkit stay in its version directory, so kernels can have several."""
-    if not entry:
+    operator kernels of an older toolkit stay in its version directory, so kernels can have several.
+    A damaged entry has none that can be told."""
+    if not entry or entry.get('damaged'):
         return []
     return list(entry.get('all_versions') or [entry['version']])

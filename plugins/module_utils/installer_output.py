@@ -207,6 +207,12 @@ def interpret_archive_check(rc, output):
     return 'the archive check failed (rc=%s): %s' % (rc, failure)
 
 
+def decode_log(data):
+    """The text of installer log bytes: UTF-8, with anything else (Huawei's logs can hold GBK text)
+    shown as ``\\xNN`` escapes rather than failing the read."""
+    return data.decode('utf-8', 'backslashreplace')
+
+
 def log_tail(text, lines=20):
     if not text:
         return []

@@ -21,6 +21,8 @@ import json
 import os
 import time
 
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+
 # In /run (a tmpfs that root alone may write): the lock is state of the running system only, so a
 # failed run or an uninstall leaves no file of ours on disk, and a reboot starts without one.
 LOCK_PATH = '/run/npu_ascend/lock'
@@ -64,10 +66,9 @@ def _describe_timeout(path, timeout, holder):
 def _read_holder(path):
     """What the current holder wrote into the lock file ({} when unreadable or empty)."""
     try:
-        with open(path, 'r') as handle:
-            text = handle.read()
+        text = bounded_read.read_bytes(path, follow=False).decode('utf-8')
         holder = json.loads(text) if text.strip() else {}
-    except (IOError, OSError, ValueError):
+    except (IOError, OSError, ValueError, RecursionError):
         return {}
     return holder if isinstance(holder, dict) else {}
 

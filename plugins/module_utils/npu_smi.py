@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 
@@ -75,7 +76,7 @@ def _is_missing(value):
 
 
 def _number(value, what):
-    """int or float for a printed number, None for NA/-; ValueError naming the field otherwise."""
+    """int or float for a printed number, None for NA/- and for nan/inf; ValueError naming the field otherwise."""
     if _is_missing(value):
         return None
     value = value.strip()
@@ -84,9 +85,12 @@ def _number(value, what):
     except ValueError:
         pass
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         raise ValueError('npu-smi %s value %r is not a number' % (what, value))
+    # float() accepts nan, inf and 1e999; a reading that is not a finite number is no reading, and
+    # NaN/Infinity would reach the JSON the modules print, which strict consumers reject.
+    return number if math.isfinite(number) else None
 
 
 def _float(value, what):

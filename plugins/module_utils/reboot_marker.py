@@ -12,7 +12,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
+
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 
 REBOOT_MARKER_PATH = '/var/lib/npu_ascend/reboot-required.json'
 BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id'
@@ -20,11 +23,10 @@ PID1_STAT_PATH = '/proc/1/stat'
 
 
 def _read_text(path):
-    """The text of ``path``, None when it cannot be read."""
+    """The text of ``path``, None when it cannot be read (also when it is not a small regular file)."""
     try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
+        return bounded_read.read_bytes(path).decode('utf-8', 'replace')
+    except (IOError, OSError, ValueError):
         return None
 
 
@@ -56,15 +58,57 @@ def same_boot(marker, boot):
             and str(marker.get('pid1_start_time')) == str(boot.get('pid1_start_time')))
 
 
+def _valid(marker):
+    """``marker`` when it has the shape add_reboot_reason writes, else None: ``"reasons": 5`` would
+    break the reader and ``"reasons": "abc"`` read as three reasons 'a', 'b', 'c'."""
+    if not isinstance(marker, dict):
+        return None
+    reasons = marker.get('reasons', [])
+    if not isinstance(reasons, list) or not all(isinstance(reason, dict) for reason in reasons):
+        return None
+    return marker
+
+
 def parse_reboot_marker(text):
     """Return the marker dict or None when absent or damaged (a damaged marker pends nothing)."""
     if not text:
         return None
     try:
         marker = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return marker if isinstance(marker, dict) else None
+    return _valid(marker)
+
+
+def damaged_marker_fix(path=None):
+    """The fix for a marker read_reboot_marker reports as damaged."""
+    return ('Fix: if an installer asked for a reboot during this boot, reboot the node; remove %s (ascend_runfile '
+            'writes it afresh when an installer asks for a reboot)' % (path or REBOOT_MARKER_PATH))
+
+
+def read_reboot_marker(path=None):
+    """``(marker, problem)`` of the marker file: ``(None, None)`` when there is none, ``(None, why)``
+    when it is there but cannot be read or is not what ascend_runfile writes. The caller warns
+    (with damaged_marker_fix); a damaged marker pends nothing and the next recorded reboot replaces it."""
+    path = path or REBOOT_MARKER_PATH
+    try:
+        # Our own file: a link there is not ours to follow.
+        data = bounded_read.read_bytes(path, follow=False)
+    except bounded_read.RefusedFile as error:
+        return None, 'the reboot marker %s' % error.cause
+    except (IOError, OSError) as error:
+        if error.errno == errno.ENOENT:
+            return None, None
+        return None, 'cannot read the reboot marker %s: %s' % (path, error.strerror or error)
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        return None, 'the reboot marker %s is not UTF-8 text (byte %d)' % (path, error.start)
+    marker = parse_reboot_marker(text)
+    if marker is None and text.strip():
+        return None, ('the reboot marker %s is damaged: not the JSON object with a list of reasons that '
+                      'ascend_runfile writes' % path)
+    return marker, None
 
 
 def add_reboot_reason(marker, boot, component, version, recorded_at):
@@ -72,6 +116,7 @@ def add_reboot_reason(marker, boot, component, version, recorded_at):
 
     Reasons from an earlier boot are dropped: that reboot has happened.
     """
+    marker = _valid(marker) or {}
     reasons = list(marker.get('reasons', [])) if same_boot(marker, boot) else []
     reasons = [reason for reason in reasons if reason.get('component') != component]
     reasons.append({'component': component, 'version': version, 'recorded_at': recorded_at})
@@ -81,6 +126,7 @@ def add_reboot_reason(marker, boot, component, version, recorded_at):
 
 def reboot_pending(marker, boot):
     """Return ``(pending, reasons)`` for the marker as seen from ``boot``."""
+    marker = _valid(marker)
     if same_boot(marker, boot):
         return True, list(marker.get('reasons', []))
     return False, []

@@ -97,6 +97,8 @@ def check_prerequisites(component, package_version, installed):
     if component not in ('kernels', 'ops'):
         return None
     toolkit = (installed or {}).get('toolkit')
+    if toolkit and toolkit.get('damaged'):
+        return 'the CANN %s package needs the CANN toolkit, whose install is damaged: %s' % (component, toolkit['damaged'])
     if not toolkit:
         return ('the CANN %s package needs the CANN toolkit installed first; install '
                 'Ascend-cann-toolkit_%s first' % (component, package_version))

@@ -28,6 +28,7 @@ import re
 import stat
 
 from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 
@@ -123,16 +124,17 @@ def config_target(module, path):
 def read_config(module, path):
     """The text of ``path`` (a regular file, UTF-8), or a failure naming file, cause and fix."""
     try:
-        # O_NONBLOCK: a FIFO swapped in after config_target looked must not hang the run.
-        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+        # bounded_read: a FIFO swapped in after config_target looked must not hang the run, and a
+        # directory (template_config can name one) is refused on the opened descriptor.
+        data = bounded_read.read_bytes(path, bounded_read.CONFIG_FILE_LIMIT)
+    except bounded_read.RefusedFile as error:
+        if error.mode is not None:
+            _refuse_kind(module, path, error.mode)
+        module.fail_json(msg='%s; nothing was changed. Fix: point path at the engine\'s config file, or restore it '
+                             'from a backup' % error.cause)
     except (IOError, OSError) as error:
         module.fail_json(msg='cannot read %s: %s. Fix: run as root (become: true) or correct the path'
                          % (path, to_native(error)))
-    with os.fdopen(fd, 'rb') as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            _refuse_kind(module, path, mode)
-        data = handle.read()
     try:
         return data.decode('utf-8')
     except UnicodeDecodeError as error:
@@ -237,6 +239,13 @@ def _put_back_record(record_path, raw):
         pass
 
 
+def _is_regular_file(path):
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _is_own_backup(config_path, candidate):
     """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
     directory, base = os.path.split(config_path)
@@ -314,7 +323,15 @@ def conclude(module, result, before, after, exists, remove_file, records, record
         result['before_sha256'] = None
 
     listed = [backup for backup in (records[name].get('backups') or []) if os.path.lexists(backup)] if undone else []
-    removed = [backup for backup in listed if params.get('remove_backups') and _is_own_backup(path, backup)]
+    # A backup name now taken by something else (a directory, a link) is not the copy that was made: kept.
+    not_files = [backup for backup in listed if not _is_regular_file(backup)]
+    if not_files and params.get('remove_backups'):
+        module.warn('the record of %s lists %s, which %s not a regular file any more (not the copy this module '
+                    'made); left in place. Fix: look at %s and remove it by hand if it is not needed'
+                    % (path, ', '.join(not_files), 'is' if len(not_files) == 1 else 'are',
+                       'it' if len(not_files) == 1 else 'them'))
+    removed = [backup for backup in listed if params.get('remove_backups') and _is_own_backup(path, backup)
+               and backup not in not_files]
     kept = [backup for backup in listed if backup not in removed]
     if params['state'] == 'absent':
         result['removed_backups'] = removed
@@ -371,8 +388,14 @@ def conclude(module, result, before, after, exists, remove_file, records, record
                 save_records(record_path, records, path)
             except (IOError, OSError) as error:
                 _fail_write(module, result, record_path, error, 'update the record')
-            for backup in removed:
-                os.unlink(backup)
+            for backup in list(removed):
+                try:
+                    os.unlink(backup)
+                except (IOError, OSError) as error:
+                    # The config is restored and the record dropped: a backup left behind is a warning.
+                    removed.remove(backup)
+                    result['kept_backups'].append(backup)
+                    module.warn('cannot delete the backup %s: %s; left in place' % (backup, to_native(error)))
     if after_write is not None:
         after_write()
     module.exit_json(**result)

@@ -106,8 +106,10 @@ def _lookup(values, key):
 
 def _require(values, key, what):
     value = _lookup(values, key)
-    if value is None or value == '':
+    if value is None:
         raise ValueError('%s has no %s= line' % (what, key))
+    if value == '':
+        raise ValueError('%s has %s= with no value' % (what, key))
     return value
 
 

@@ -155,6 +155,7 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
@@ -166,11 +167,15 @@ SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
 
 
+def _read(path):
+    # A FIFO or a device in place of a small file must not hang the module (bounded_read).
+    return bounded_read.read_bytes(path).decode('utf-8')
+
+
 def read_os_release(path=OS_RELEASE):
     try:
-        with open(path, 'r') as handle:
-            return compat.parse_os_release(handle.read())
-    except (IOError, OSError):
+        return compat.parse_os_release(_read(path))
+    except (IOError, OSError, ValueError):
         return None
 
 
@@ -184,9 +189,8 @@ def read_pci_identity():
         files = {}
         for name in ('vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'class'):
             try:
-                with open(os.path.join(SYSFS_PCI_DEVICES, address, name), 'r') as handle:
-                    files[name] = handle.read()
-            except (IOError, OSError):
+                files[name] = _read(os.path.join(SYSFS_PCI_DEVICES, address, name))
+            except (IOError, OSError, ValueError):
                 files[name] = None
         try:
             devices.append(pci.parse_sysfs_device(address, files))
@@ -201,6 +205,10 @@ def read_pci_identity():
 def node_stack(desired, install_path):
     """Fill what ``desired`` leaves out from the node."""
     installed = install_state.read_all_installed(install_path, platform.machine(), install_state.read_install_record())
+    damaged = [entry['damaged'] for entry in installed.values() if entry and entry.get('damaged')]
+    if damaged:
+        # Judging the stack without that component would pass a node whose versions cannot be told.
+        raise version_files.VersionFileError('; '.join(damaged))
     family = product = None
     if 'chip_family' not in desired or 'product' not in desired:
         family, product = read_pci_identity()

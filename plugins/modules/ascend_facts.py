@@ -24,9 +24,13 @@ description:
     installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
     the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
     while that tag is the current boot's.
-  - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text or holds a
-    version no Huawei installer writes (shell characters, blanks, control characters), rather than
-    passing such a value on or reading the component as not installed.
+  - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text, holds a
+    version no Huawei installer writes (shell characters, blanks, control characters), is not a regular file
+    (a FIFO, a link to a device) or is larger than 1 MiB, rather than passing such a value on or reading the
+    component as not installed.
+  - A version file that is there but names no version (empty, C(Version=) with no value, no Version line) is
+    reported as a damaged install of that component (C(version) null, C(damaged) the reason and the fix), never
+    as not installed; P(npu.ascend.ascend_plan#filter) and M(npu.ascend.ascend_runfile) refuse it.
   - Also returns, so that one call is the probe the roles plan from (P(npu.ascend.ascend_plan#filter)), the
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
     O(free_space_path) and which of O(paths) exist, the container engines and the kubelet as systemd knows them
@@ -171,6 +175,8 @@ ansible_facts:
             - Per component (C(firmware), C(driver), C(toolkit), C(kernels), C(ops), C(nnal),
               C(docker_runtime)) a dict with C(version), C(path), C(version_file), C(uninstall_script)
               and what the version file adds (for example C(compatible_version_fw)), or null when not installed.
+            - When the version file is there but names no version, C(version) is null and C(damaged) says which file,
+              what it should hold and the fix (restore it, or reinstall over it with the installer's C(--upgrade)).
           type: dict
           sample:
             driver:
@@ -279,6 +285,7 @@ import stat
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
 from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
@@ -308,8 +315,9 @@ DEVICE_NODE_PATTERNS = ('/dev/davinci[0-9]*', '/dev/davinci_manager', '/dev/devm
 
 
 def _read(path):
-    with open(path, 'r') as handle:
-        return handle.read()
+    """The UTF-8 text of a small regular file; OSError when missing, ValueError (RefusedFile,
+    UnicodeDecodeError) for a FIFO, a device, a huge or a non-UTF-8 file: nothing here may hang."""
+    return bounded_read.read_bytes(path).decode('utf-8')
 
 
 def read_sysfs_devices(root=SYSFS_PCI_DEVICES):
@@ -324,7 +332,7 @@ def read_sysfs_devices(root=SYSFS_PCI_DEVICES):
         for name in SYSFS_FILES:
             try:
                 files[name] = _read(os.path.join(root, address, name))
-            except (IOError, OSError):
+            except (IOError, OSError, ValueError):
                 files[name] = None
         if files['vendor'] is None or files['device'] is None:
             continue
@@ -375,15 +383,15 @@ def device_nodes():
     return found
 
 
-def reboot_state():
+def reboot_state(module):
     try:
         boot = reboot_marker.read_current_boot()
     except ValueError:
         return False, []
-    try:
-        marker = reboot_marker.parse_reboot_marker(_read(reboot_marker.REBOOT_MARKER_PATH))
-    except (IOError, OSError):
-        marker = None
+    marker, problem = reboot_marker.read_reboot_marker()
+    if problem:
+        # Our own file, damaged: it pends nothing (the next recorded reboot replaces it), but say so.
+        module.warn('%s; it pends nothing. %s' % (problem, reboot_marker.damaged_marker_fix()))
     return reboot_marker.reboot_pending(marker, boot)
 
 
@@ -407,11 +415,17 @@ def _family_facts(devices):
     }
 
 
-def read_os_release(path=None):
+def read_os_release(module, path=None):
     """``NAME VERSION_ID`` of os-release (what the compatibility matrix's ``os`` matches), or None."""
+    path = path or OS_RELEASE
     try:
-        return compat.parse_os_release(_read(path or OS_RELEASE))
+        return compat.parse_os_release(_read(path))
     except (IOError, OSError):
+        return None
+    except ValueError as error:
+        # os-release is UTF-8 text by its specification; anything else names no OS we know.
+        module.warn('%s was not read (%s), so the operating system is unknown. Fix: restore the file the '
+                    'distribution ships' % (path, getattr(error, 'cause', None) or 'not UTF-8 text'))
         return None
 
 
@@ -474,12 +488,10 @@ def query_packages(module, manager, names):
 
 
 def _regular_file_sha1(path):
-    """(SHA-1, stat) of a regular file (links followed); OSError for anything else."""
-    status = os.stat(path)
-    if not stat.S_ISREG(status.st_mode):
-        raise OSError('not a regular file')
-    digest = hashlib.sha1()
-    with open(path, 'rb') as handle:
+    """(SHA-1, stat) of a regular file (links followed); OSError or ValueError for anything else."""
+    with bounded_read.open_regular(path) as handle:
+        status = os.fstat(handle.fileno())
+        digest = hashlib.sha1()
         for block in iter(lambda: handle.read(65536), b''):
             digest.update(block)
     return digest.hexdigest(), status
@@ -494,14 +506,14 @@ def file_states(paths):
     for path in paths:
         try:
             sha1, status = _regular_file_sha1(path)
-        except (IOError, OSError):
+        except (IOError, OSError, ValueError):
             states[path] = None
             continue
         states[path] = {'sha1': sha1, 'mode': '%04o' % stat.S_IMODE(status.st_mode),
                         'uid': status.st_uid, 'gid': status.st_gid}
         try:
             states[path]['stamp_sha1'] = _regular_file_sha1(config_stamp.stamp_path(path))[0]
-        except (IOError, OSError):
+        except (IOError, OSError, ValueError):
             pass
     return states
 
@@ -514,7 +526,7 @@ def gather(module, install_path):
     arch = platform.machine()
     devices, source = gather_pci(module)
     record = install_state.read_install_record()
-    pending, reasons = reboot_state()
+    pending, reasons = reboot_state(module)
     facts = {
         'arch': arch,
         'install_path': install_path,
@@ -530,7 +542,7 @@ def gather(module, install_path):
         'reboot_marker': reboot_marker.REBOOT_MARKER_PATH,
     }
     facts.update(_family_facts(devices))
-    facts['os'] = read_os_release()
+    facts['os'] = read_os_release(module)
     facts['free_kb'] = free_kb(module.params['free_space_path'])
     facts['paths_present'] = [path for path in module.params['paths'] if os.path.lexists(path)]
     facts['files'] = file_states(module.params['files'])

@@ -32,6 +32,10 @@ description:
     boot, which M(npu.ascend.ascend_facts) turns into C(reboot_pending). A failure is reported with the
     installer's own error line and the fix.
   - After the run the installed version is read again and must equal the package version.
+  - A component whose version file is there but names no version (empty, C(Version=) with no value, no
+    Version line) is a damaged install, not a missing one, and is refused (also in check mode and with
+    O(state=absent)) naming the file and the fix; so is a version file that is not a regular file or is larger
+    than 1 MiB.
 options:
   src:
     description:
@@ -225,7 +229,7 @@ import platform
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, node_lock, reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
@@ -278,7 +282,7 @@ def tolerate_unread_answers(process):
 
 def sha256_of(path):
     digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
+    with bounded_read.open_regular(path) as handle:
         for block in iter(lambda: handle.read(1024 * 1024), b''):
             digest.update(block)
     return digest.hexdigest()
@@ -298,7 +302,20 @@ def machine_arch():
     return {'amd64': 'x86_64', 'arm64': 'aarch64'}.get(machine, machine)
 
 
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
 def log_tail_for(component, output, started_at):
+    """The last lines of the installer's log; [] when none can be read.
+
+    The log is named by the installer's output (``LogFile:``), which could name anything: only a
+    regular file is read, only its tail, and bytes that are not UTF-8 (Huawei's logs can hold GBK
+    text) are shown escaped, so that a successful install is never lost to reading its log.
+    """
     named = installer_output.log_file_from_output(output)
     candidates = [named] if named else []
     if component in runfile.HDK_COMPONENTS:
@@ -309,14 +326,15 @@ def log_tail_for(component, output, started_at):
             logs = [os.path.join(installer_output.INSTALL_LOG_DIR, name) for name in os.listdir(installer_output.INSTALL_LOG_DIR)]
         except OSError:
             logs = []
-        fresh = [path for path in logs if path.endswith('.log') and os.path.getmtime(path) >= started_at - 1]
-        candidates.extend(sorted(fresh, key=os.path.getmtime, reverse=True))
+        fresh = [(_mtime(path), path) for path in logs if path.endswith('.log')]
+        candidates.extend(path for mtime, path in sorted(
+            (item for item in fresh if item[0] is not None and item[0] >= started_at - 1), reverse=True))
     for path in candidates:
         try:
-            with open(path, 'r') as handle:
-                return installer_output.log_tail(handle.read())
-        except (IOError, OSError):
+            data = bounded_read.read_tail(path)
+        except (IOError, OSError, ValueError):
             continue
+        return installer_output.log_tail(installer_output.decode_log(data))
     return []
 
 
@@ -369,17 +387,17 @@ class Runner(object):
 
 
 def record_reboot(module, component, version):
+    """Record the reboot the installer asked for. Never fails: the install has succeeded, and the
+    result's reboot_required must reach the play even when the marker cannot be written."""
     try:
         boot = reboot_marker.read_current_boot()
     except ValueError as error:
         module.warn('cannot tell the current boot, the reboot request is not recorded: %s' % error)
         return
-    marker = None
-    try:
-        with open(reboot_marker.REBOOT_MARKER_PATH, 'r') as handle:
-            marker = reboot_marker.parse_reboot_marker(handle.read())
-    except (IOError, OSError):
-        pass
+    marker, problem = reboot_marker.read_reboot_marker()
+    if problem:
+        # A damaged marker pends nothing; this run's reason replaces it.
+        module.warn('%s; it is replaced by a marker holding this reboot request' % problem)
     recorded_at = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     updated = reboot_marker.add_reboot_reason(marker or {}, boot, component, version, recorded_at)
     directory = os.path.dirname(reboot_marker.REBOOT_MARKER_PATH)
@@ -388,7 +406,9 @@ def record_reboot(module, component, version):
             os.makedirs(directory, 0o755)
         durable_file.replace_durably(reboot_marker.REBOOT_MARKER_PATH, module.jsonify(updated).encode('utf-8'), mode=0o644)
     except (IOError, OSError) as error:
-        module.warn('cannot record the pending reboot in %s: %s' % (reboot_marker.REBOOT_MARKER_PATH, error))
+        module.warn('cannot record the pending reboot in %s: %s. The %s installer asked for a reboot (reboot_required '
+                    'is true); a later ascend_facts will not report it. Fix: reboot the node, and make %s a writable '
+                    'directory' % (reboot_marker.REBOOT_MARKER_PATH, error, component, directory))
 
 
 def describe_package(module, src, component):
@@ -460,6 +480,10 @@ def _decide(module, runner, component, src, src_exists, package_version, install
     except VersionFileError as error:
         runner.fail('cannot tell which %s is installed: %s' % (component, error))
     entry = installed[runfile.FACT_KEYS[component]]
+    if entry and entry.get('damaged'):
+        # Installed, but at a version nobody can tell: neither a fresh install nor an uninstall is safe.
+        runner.fail('refusing to %s %s: %s' % ('uninstall' if state == 'absent' else 'install or upgrade', component,
+                                               entry['damaged']), cause='damaged', version_file=entry['version_file'])
     version_before = entry['version'] if entry else None
 
     plan = runfile.plan_action(component, version_before, package_version, state, params['allow_downgrade'],
@@ -468,7 +492,9 @@ def _decide(module, runner, component, src, src_exists, package_version, install
         runner.fail(plan['reason'])
     if plan['action'] in runfile.INSTALLING_ACTIONS:
         missing = runfile.check_prerequisites(component, package_version, installed)
-        if missing and module.check_mode:
+        # A damaged toolkit is no task's to install earlier in a dry run: refused in check mode too.
+        damaged_prerequisite = bool((installed.get('toolkit') or {}).get('damaged'))
+        if missing and module.check_mode and not damaged_prerequisite:
             # In a dry run the prerequisite (the toolkit) is usually planned by an earlier task of
             # the same run and so not installed yet; the real run still stops here if it is missing.
             module.warn('%s; a real run fails here unless an earlier task installs it' % missing)
@@ -595,6 +621,8 @@ def main():
         after = install_state.read_installed(component, install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('the %s installer finished but the installed version cannot be read: %s' % (component, error))
+    if after and after.get('damaged'):
+        runner.fail('the %s installer reported success but %s' % (component, after['damaged']))
     version_after = after['version'] if after else None
     result['version_after'] = version_after
     if module._diff:

@@ -58,11 +58,24 @@ def install_order(installed):
     return hdk + ['toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime']
 
 
-def _item(component, have, want, allow_downgrade):
-    decision = runfile.plan_action(PACKAGE_OF[component], have, want, 'present', allow_downgrade)
+def _damaged(record):
+    """The probe's reason when a component's version file is there but names no version, else ''."""
+    if isinstance(record, Mapping) and record.get('damaged'):
+        return str(record['damaged'])
+    return ''
+
+
+def _item(component, record, want, allow_downgrade):
+    have = _version(record)
+    damaged = _damaged(record)
+    if damaged:
+        # Installed at a version nobody can tell: not "not installed", so no fresh install over it.
+        decision = {'action': 'refuse', 'reason': '%s: %s' % (component, damaged)}
+    else:
+        decision = runfile.plan_action(PACKAGE_OF[component], have, want, 'present', allow_downgrade)
     return {'component': component, 'role': ROLE_OF[component], 'package': PACKAGE_OF[component],
             'title': COMPONENT_TITLES[component], 'have': have, 'want': want,
-            'action': decision['action'], 'reason': decision['reason']}
+            'action': decision['action'], 'reason': decision['reason'], 'damaged': bool(damaged)}
 
 
 def _line(item):
@@ -71,6 +84,8 @@ def _line(item):
         return 'install %s %s' % (component, item['want'])
     if action == 'keep':
         return 'keep %s %s (no change)' % (component, item['have'])
+    if action == 'refuse' and item.get('damaged'):
+        return 'refuse %s %s (damaged install: its version file names no version)' % (component, item['want'])
     if action == 'refuse':
         return 'refuse %s downgrade %s -> %s' % (component, item['have'], item['want'])
     return '%s %s %s -> %s' % (action, component, item['have'], item['want'])
@@ -98,7 +113,8 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
 
     ``wanted``: component -> version (an empty version is not managed). ``probe``: what
     ``ascend_facts`` returned (``installed``, ``reboot_pending``, optionally ``engines``: engine ->
-    ``registered`` or ``unregistered``). ``allow_downgrade``: a bool for every role, or role -> bool.
+    ``registered`` or ``unregistered``). A component the probe reports ``damaged`` is refused with
+    that reason (item ``damaged`` true), whatever is wanted. ``allow_downgrade``: a bool for every role, or role -> bool.
     ValueError names what is wrong with the input.
     """
     if not isinstance(wanted, Mapping):
@@ -114,7 +130,7 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
     installed = probe.get('installed') or {}
     managed = dict((component, str(version)) for component, version in wanted.items() if version not in (None, ''))
 
-    items = [_item(component, _version(installed.get(component)), managed[component],
+    items = [_item(component, installed.get(component), managed[component],
                    _allowed(allow_downgrade, ROLE_OF[component]))
              for component in install_order(installed) if component in managed]
     changing = [item for item in items if item['action'] in runfile.INSTALLING_ACTIONS]

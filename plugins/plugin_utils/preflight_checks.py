@@ -190,8 +190,18 @@ def package_checks(wanted_packages, source_set, chip, resolved):
     return checks
 
 
+def damaged_check(plan):
+    """Components whose version file is there but names no version: refused, never installed over."""
+    damaged = [item for item in plan['refused'] if item.get('damaged')]
+    return _check('readable installs', not damaged,
+                  '; '.join(item['reason'] for item in damaged) or 'every installed component names its version',
+                  'restore each named version file as the installer wrote it, or reinstall that component over it '
+                  'by hand with its installer (--upgrade; kernels and ops: --uninstall then --install), then run '
+                  'preflight again')
+
+
 def downgrade_check(plan):
-    refused = plan['refused']
+    refused = [item for item in plan['refused'] if not item.get('damaged')]
     return _check('no downgrade', not refused,
                   '; '.join('%s %s installed, %s wanted' % (item['component'], item['have'], item['want'])
                             for item in refused) or 'no component goes to a lower version',
@@ -259,7 +269,7 @@ def node_checks(inputs):
             + [disk_check(probe.get('free_kb'), inputs['min_free_gb']),
                leftover_check(probe, inputs['leftover_paths'])]
             + package_checks(packages['wanted'], packages['source'], probe.get('chip_family'), packages.get('resolved'))
-            + [downgrade_check(plan), compat_check(report, allow_unknown)])
+            + [damaged_check(plan), downgrade_check(plan), compat_check(report, allow_unknown)])
 
 
 def node_report(host, inputs):

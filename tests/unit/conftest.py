@@ -117,3 +117,44 @@ def held_by_another_process():
             os.write(done_write, b'x')
             os.waitpid(pid, 0)
     return hold
+
+
+@pytest.fixture
+def bounded():
+    """``bounded(function, seconds=5)``: run ``function`` in a forked child with a deadline and a memory cap
+    and return what it returned (JSON-able), so that code which hangs on a FIFO or reads /dev/zero without end
+    fails the test instead of hanging the suite or exhausting the machine's memory."""
+    import resource
+    import signal
+    import traceback
+
+    def run(function, seconds=5, memory=1024 * 1024 * 1024):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            try:
+                signal.alarm(seconds)
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+                outcome = {'value': function()}
+            except BaseException as error:  # the parent reports whatever went wrong
+                outcome = {'error': '%s: %s\n%s' % (type(error).__name__, error, traceback.format_exc())}
+            try:
+                data = json.dumps(outcome).encode('utf-8')
+            except (TypeError, ValueError) as error:
+                data = json.dumps({'error': 'result is not JSON: %s' % error}).encode('utf-8')
+            with os.fdopen(write_end, 'wb') as stream:
+                stream.write(data)
+            os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, 'rb') as stream:
+            data = stream.read()
+        _pid, status = os.waitpid(pid, 0)
+        if not data:
+            pytest.fail('the code under test did not finish within %d s or ran out of memory (wait status %d): '
+                        'it hangs or reads without end' % (seconds, status))
+        outcome = json.loads(data.decode('utf-8'))
+        if 'error' in outcome:
+            pytest.fail('the code under test raised %s' % outcome['error'])
+        return outcome['value']
+    return run

@@ -323,9 +323,12 @@ def test_cann_85_layout_and_ops(tmp_path, sample):
 
 
 def test_nothing_installed_and_damaged_files(tmp_path):
+    assert all(value is None for value in install_state.read_all_installed(str(tmp_path), 'x86_64').values())
+    # A version file without a version is damaged, never "not installed" (issue 30, finding 6).
     write(tmp_path / 'driver' / 'version.info', 'no version here\n')
     installed = install_state.read_all_installed(str(tmp_path), 'x86_64')
-    assert all(value is None for value in installed.values())
+    assert installed['driver']['version'] is None and 'names no version' in installed['driver']['damaged']
+    assert all(value is None for key, value in installed.items() if key != 'driver')
 
 
 def test_driver_found_through_the_install_record(tmp_path, sample):
