@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -237,6 +238,18 @@ def _put_back_record(record_path, raw):
         pass
 
 
+def _follow_write(records, name, before, after):
+    """Tell the records of the other runtimes in the file that its new bytes are this collection's too.
+
+    A record's ``file_sha256`` names the bytes the collection last left in the file; one that still
+    names ``before`` follows this write, one that does not (the file was edited since) stays as it is.
+    """
+    before_sha, after_sha = (hashlib.sha256(text.encode('utf-8')).hexdigest() for text in (before, after))
+    for other, record in records.items():
+        if other != name and isinstance(record, dict) and record.get('file_sha256') == before_sha:
+            record['file_sha256'] = after_sha
+
+
 def _is_own_backup(config_path, candidate):
     """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
     directory, base = os.path.split(config_path)
@@ -332,6 +345,7 @@ def conclude(module, result, before, after, exists, remove_file, records, record
     if module.check_mode:
         module.exit_json(**result)
 
+    _follow_write(records, name, before, after)
     if params['state'] == 'present' and file_changed:
         if params['backup'] and exists:
             try:

@@ -363,6 +363,13 @@ def run(module):
                 module.warn('%s: kept runtime %s (and a default naming it): no record says this module created '
                             'it, and it holds settings beyond a copy of runc. Delete it by hand if it is not '
                             'wanted' % (path, name))
+            if info.pop('runtime_edited'):
+                module.warn('%s: kept runtime %s: someone changed its table since this module wrote it (its '
+                            'settings are theirs now); the rest of the registration was undone. Delete the table '
+                            'by hand if it is not wanted' % (path, name))
+            # Whichever of this module's runtimes goes last puts back what the file held before any of them.
+            records.update(containerd_config.hand_over(name, record, dict((key, value) for key, value in records.items()
+                                                                          if key != name)))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '

@@ -173,7 +173,14 @@ def run(module):
             if not exists:
                 record.setdefault('created_file', True)
         else:
-            after = docker_config.remove_runtime(before, name, record)
+            after, info = docker_config.undo_runtime(before, name, record)
+            if info['runtime_kept']:
+                module.warn('%s: kept runtime %s: someone changed its entry since this module wrote it (its '
+                            'settings are theirs now); the rest of the registration was undone. Delete the entry '
+                            'by hand if it is not wanted' % (path, name))
+            # Whichever of this module's runtimes goes last puts back what the file held before any of them.
+            records.update(docker_config.hand_over(name, record, dict((key, value) for key, value in records.items()
+                                                                      if key != name)))
     except docker_config.DockerConfigError as error:
         module.fail_json(msg='Docker config %s: %s; nothing was changed. Fix: correct the file (dockerd cannot '
                              'start with it either: `dockerd --validate --config-file %s` shows why) or restore it '
