@@ -651,7 +651,12 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         scratch = {'values': [], 'tables': []}
         _take_over(existing, {'runtime_previous': scratch}, binary_name, indent_step, indents)
     else:
+        headless = _is_super_table(existing)
         _take_over(existing, record, binary_name, indent_step, indents)
+        if headless and 'runtime_type' in existing and runtimes_path + [name] not in record['headed_tables']:
+            # A table written only as `[...runtimes.<name>.options]` gets a header line of its own
+            # with the runtime_type put in it; the line goes again with the key.
+            record['headed_tables'].append(runtimes_path + [name])
 
     for item, indent, steps in indents:
         if steps:
