@@ -29,14 +29,13 @@ import re
 import stat
 
 from ansible.module_utils.common.text.converters import to_native
+from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
 from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 
 RECORD_FORMAT = 1
-REDACTED = '********'
-# Keys whose values are credentials in engine configs: Docker's "auths" entries, containerd's
-# registry.configs.<host>.auth tables and the same names in registry mirrors' settings.
-SECRET_KEYS = ('auth', 'password', 'passwd', 'secret', 'token', 'identitytoken', 'registrytoken')
+REDACTED = config_redaction.REDACTED
+SECRET_KEYS = config_redaction.SECRET_KEYS
 # backup_local names a copy "<file name>.<pid>.<YYYY-MM-DD@HH:MM:SS~>" in the file's directory.
 _BACKUP_SUFFIX = re.compile(r'\.[0-9]+\.[0-9]{4}-[0-9]{2}-[0-9]{2}@[0-9]{2}:[0-9]{2}:[0-9]{2}~\Z')
 
@@ -259,23 +258,21 @@ def _is_own_backup(config_path, candidate):
     return cand_base.startswith(base) and _BACKUP_SUFFIX.match(cand_base[len(base):]) is not None
 
 
-_SECRET_NAME = '(?:%s)' % '|'.join(SECRET_KEYS)
-# "key": "value" (JSON) and key = "value" / 'value' / """value""" (TOML, bare or quoted key).
-_JSON_SECRET = re.compile(r'("%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_NAME, re.IGNORECASE)
-_TOML_SECRET = re.compile(r'''((?:^|[\s{,.])(?:%s|"%s"|'%s')\s*=\s*)(?:"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
-                          % (_SECRET_NAME, _SECRET_NAME, _SECRET_NAME), re.IGNORECASE | re.MULTILINE)
+def redact_secrets(text, kind=None):
+    """``text`` with its credentials hidden (``config_redaction.redact_config_text``, which see).
 
-
-def redact_secrets(text):
-    """``text`` with the values of credential keys (SECRET_KEYS, any letter case) replaced by REDACTED.
-
-    Works on the text of a daemon.json (JSON strings) and of a containerd config (TOML strings),
-    so the same value is hidden in the before and the after of a diff, whatever else changed.
+    ``kind`` is 'json' (daemon.json) or 'toml' (containerd); None guesses: JSON when it parses as JSON.
+    Hidden the same way in the before and the after of a diff, whatever else changed.
     """
     if not text:
         return text
-    text = _JSON_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
-    return _TOML_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
+    if kind is None:
+        try:
+            json.loads(text)
+            kind = 'json'
+        except ValueError:
+            kind = 'toml'
+    return config_redaction.redact_config_text(text, kind)
 
 
 def refuse_runc(module, name, records):
@@ -300,7 +297,7 @@ def _fail_write(module, result, path, error, what):
 
 
 def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None,
-             after_write=None):
+             after_write=None, config_kind=None):
     """Report the change of the config file and, outside check mode, make it; then exit the module.
 
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
@@ -309,6 +306,7 @@ def conclude(module, result, before, after, exists, remove_file, records, record
     is ``result['path']`` (the target when the configured path is a symlink).
 
     ``after_write``, when given, is called once the file is as the result says (not in check mode).
+    ``config_kind`` ('json' or 'toml') says how the diff's text is parsed to hide its credentials.
 
     Order on disk, so that a crash at any point leaves a node the next run (or absent) can undo:
     state=present writes the record of what it will change, then the config; state=absent puts
@@ -338,7 +336,7 @@ def conclude(module, result, before, after, exists, remove_file, records, record
                         % (path, ', '.join(foreign), 'is' if len(foreign) == 1 else 'are'))
         result['changed'] = result['changed'] or bool(removed)
     if module._diff:
-        result['diff'] = {'before': redact_secrets(before), 'after': redact_secrets(after),
+        result['diff'] = {'before': redact_secrets(before, config_kind), 'after': redact_secrets(after, config_kind),
                           'before_header': path if exists else '%s (absent)' % path,
                           'after_header': '%s (absent)' % path if remove_file else path}
 

@@ -386,7 +386,8 @@ def run(module):
         after = ''
     runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
                                   NEW_FILE_MODE,
-                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None))
+                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
+                                  config_kind='toml')
 
 
 def main():
