@@ -194,7 +194,12 @@ def config_version(document):
     if 'version' not in document:
         return VERSION_WHEN_MISSING
     version = _plain(document['version'])
-    if isinstance(version, bool) or version not in CRI_PLUGIN_BY_VERSION:
+    if isinstance(version, float) and version in CRI_PLUGIN_BY_VERSION:
+        # containerd decodes `version` into an integer and refuses to start on a float.
+        raise ContainerdConfigError('version = %s is a float; containerd reads the version as an integer and '
+                                    'refuses this file. Fix: write it as version = %d'
+                                    % (document['version'].as_string().strip(), int(version)))
+    if isinstance(version, bool) or not isinstance(version, int) or version not in CRI_PLUGIN_BY_VERSION:
         raise _unsupported_version(version)
     return version
 
@@ -575,6 +580,10 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     if record.get('file_sha256') not in (None, _sha256(text)):
         # Not the bytes this collection left: whether the file's last line break is ours is decided anew.
         record['newline_added'] = False
+    crlf = _uses_crlf(text)
+    if crlf:
+        # Edited with LF line breaks, and every line break written back as the file has them.
+        text = text.replace('\r\n', '\n')
     if text and not text.endswith('\n'):
         # A new table must start on a line of its own; the removal takes the line break away again.
         text += '\n'
@@ -667,6 +676,8 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         if path not in record['created_tables']:
             record['created_tables'].append(path)
     new_text = _written_back(document)
+    if crlf:
+        new_text = new_text.replace('\n', '\r\n')
     record['written_sha256'] = record['file_sha256'] = _sha256(new_text)
     # The runtime table as this module left it: absent deletes (or gives back) only what nobody changed since.
     record['runtime_written'] = _json_safe(_plain(runtimes[name]))
@@ -675,6 +686,11 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
 
 def _sha256(text):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _uses_crlf(text):
+    """Whether every line break of ``text`` is CRLF (a file written on Windows, or by a tool that keeps it)."""
+    return '\r\n' in text and text.count('\r\n') == text.count('\n')
 
 
 def _json_safe(value):
@@ -772,6 +788,10 @@ def remove_runtime(text, name, record=None):
         return record['original_text'], info
     in_sync = record.get('file_sha256') in (None, _sha256(text))
     written = record.get('runtime_written') if has_record else None
+    crlf = _uses_crlf(text)
+    if crlf:
+        text = text.replace('\r\n', '\n')
+        document = _parse_for_edit(text)
 
     runtimes = _table_at(document, containerd_path + ['runtimes'])
     if runtimes is not None and name in runtimes:
@@ -819,6 +839,8 @@ def remove_runtime(text, name, record=None):
         text = _drop_header_line(text, path)
     if record.get('newline_added') and in_sync and text.endswith('\n'):
         text = text[:-1]
+    if crlf:
+        text = text.replace('\n', '\r\n')
     info['runtime_kept'] = kept is True
     return text, info
 

@@ -304,6 +304,10 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
         # Someone else wrote the file since this module last did: the text before the first change
         # is stale, and putting it back on absent would throw away what they wrote.
         record.pop('original_text', None)
+    crlf = _uses_crlf(text)
+    if crlf:
+        # Edited with LF line breaks (JSON strings hold none), every one written back as CRLF.
+        text = text.replace('\r\n', '\n')
     if first_change and runtime is not None:
         # Taking over an entry that was there before (a manual Huawei install): its exact text
         # comes back on absent, whatever this module corrects in it now.
@@ -372,6 +376,8 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
             default_member = root.member('default-runtime')
             record['removed_default'] = text[default_member.value.start:default_member.value.end]
         text = _restore_default(text, record)
+    if crlf:
+        text = text.replace('\n', '\r\n')
     record['written_sha256'] = _sha256(text)
     # What the entry holds as this module left it: absent deletes (or gives back) only an entry
     # nobody changed since, so an operator's member in it is never lost.
@@ -386,6 +392,11 @@ def _multiline(text, node):
 
 def _sha256(text):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _uses_crlf(text):
+    """Whether every line break of ``text`` is CRLF (a file written on Windows, or by a tool that keeps it)."""
+    return '\r\n' in text and text.count('\r\n') == text.count('\n')
 
 
 def _names_a_runtime(text, raw_default, removed=None):
@@ -444,6 +455,9 @@ def undo_runtime(text, name, record=None):
         return record['original_text'], info
     if not text.strip(_WHITESPACE):
         return text, info
+    if _uses_crlf(text):
+        undone, info = undo_runtime(text.replace('\r\n', '\n'), name, dict(record, original_text=None) if recorded else None)
+        return undone.replace('\n', '\r\n'), info
     empty_insides = record.get('empty_insides') or {}
     written = record.get('runtime_written') if recorded else None
     edited_since = written is not None and runtime is not None and runtime != written

@@ -291,6 +291,9 @@ def refuse_runc(module, name, records):
 
 
 def _fail_write(module, result, path, error, what):
+    # Every failure path leaves the config (and the record) as it was: nothing changed, nothing to restart.
+    result['changed'] = False
+    result['restart_needed'] = False
     module.fail_json(msg='cannot %s %s: %s; the config was left as it was. Fix: run as root (become: true), make '
                          'the directory writable or free space on it, then run again'
                          % (what, path, to_native(error)), **result)
@@ -382,6 +385,18 @@ def conclude(module, result, before, after, exists, remove_file, records, record
             try:
                 save_records(record_path, records, path)
             except (IOError, OSError) as error:
+                # The record still names the registration: the config goes back to match it, so
+                # that a rerun undoes it again instead of meeting a config without its record.
+                try:
+                    if file_changed:
+                        write_config_atomically(module, path, before, new_file_mode if remove_file else None)
+                except (IOError, OSError) as put_back_error:
+                    result['restart_needed'] = file_changed
+                    module.fail_json(msg='cannot update the record %s: %s, and cannot put %s back as it was: %s. '
+                                         'The config was changed (the registration is undone) but its record '
+                                         'still names it. Fix: free space or make the directory writable, then '
+                                         'run state=absent again' % (record_path, to_native(error), path,
+                                                                       to_native(put_back_error)), **result)
                 _fail_write(module, result, record_path, error, 'update the record')
             for backup in removed:
                 os.unlink(backup)
