@@ -395,8 +395,8 @@ def conclude(module, result, before, after, exists, remove_file, records, record
                     module.fail_json(msg='cannot update the record %s: %s, and cannot put %s back as it was: %s. '
                                          'The config was changed (the registration is undone) but its record '
                                          'still names it. Fix: free space or make the directory writable, then '
-                                         'run state=absent again' % (record_path, to_native(error), path,
-                                                                       to_native(put_back_error)), **result)
+                                         'run state=absent again'
+                                     % (record_path, to_native(error), path, to_native(put_back_error)), **result)
                 _fail_write(module, result, record_path, error, 'update the record')
             for backup in removed:
                 os.unlink(backup)
