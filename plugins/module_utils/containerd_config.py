@@ -635,6 +635,11 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     existing = runtimes.get(name)
     if existing is not None and not _is_table(existing):
         raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(runtimes_path + [name]), type(_plain(existing)).__name__))
+    if existing is None:
+        record.pop('runtime_edited', None)
+    elif record.get('runtime_written') is not None and _json_safe(_plain(existing)) != record['runtime_written']:
+        # Someone changed the table since this module wrote it: it stays theirs, whatever present does now.
+        record['runtime_edited'] = True
 
     if existing is None:
         if template is None:
@@ -796,7 +801,7 @@ def remove_runtime(text, name, record=None):
     runtimes = _table_at(document, containerd_path + ['runtimes'])
     if runtimes is not None and name in runtimes:
         takeover = record.get('runtime_previous')
-        edited = written is not None and _json_safe(_plain(runtimes[name])) != written
+        edited = bool(record.get('runtime_edited')) or (written is not None and _json_safe(_plain(runtimes[name])) != written)
         if record['runtime_created'] and edited:
             # Someone changed the table since the module wrote it (a key of their own): it is theirs now.
             kept = None

@@ -21,7 +21,8 @@ the layout ``nvidia-ctk`` and Huawei's installer leave behind).
 that out again (a ``runtimes`` object it created, the previous ``default-runtime`` in its
 original spelling, the inside of an object that was empty), so an add followed by a remove gives
 back the original bytes. Without a record it does what Huawei's uninstall does: remove
-``runtimes.<name>`` and a ``default-runtime`` naming it.
+``runtimes.<name>`` and a ``default-runtime`` naming it, for an entry that holds nothing beyond
+what that installer writes (``path``, ``runtimeArgs``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +38,8 @@ from collections import OrderedDict
 
 DEFAULT_INDENT_UNIT = '    '
 STATE_FILE_SUFFIX = '.npu_ascend.json'
+# The members of the entry Huawei's installer writes (what absent without a record may delete).
+HUAWEI_RUNTIME_MEMBERS = ('path', 'runtimeArgs')
 # Runtimes dockerd knows without a "runtimes" entry: a default-runtime may name them.
 BUILTIN_RUNTIMES = ('runc', 'io.containerd.runc.v2')
 _WHITESPACE = ' \t\n\r'
@@ -304,6 +307,11 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
         # Someone else wrote the file since this module last did: the text before the first change
         # is stale, and putting it back on absent would throw away what they wrote.
         record.pop('original_text', None)
+    if runtime is None:
+        record.pop('runtime_edited', None)
+    elif record.get('runtime_written') is not None and runtime != record['runtime_written']:
+        # Someone changed the entry since this module wrote it: it stays theirs, whatever present does now.
+        record['runtime_edited'] = True
     crlf = _uses_crlf(text)
     if crlf:
         # Edited with LF line breaks (JSON strings hold none), every one written back as CRLF.
@@ -460,13 +468,17 @@ def undo_runtime(text, name, record=None):
         return undone.replace('\n', '\r\n'), info
     empty_insides = record.get('empty_insides') or {}
     written = record.get('runtime_written') if recorded else None
-    edited_since = written is not None and runtime is not None and runtime != written
+    edited_since = runtime is not None and (bool(record.get('runtime_edited')) or (written is not None and runtime != written))
     created = not recorded or (record.get('runtime_created') and record.get('previous_runtime') is None)
     if created and recorded and edited_since:
         info['runtime_kept'] = True
+    elif not recorded and runtime is not None and not set(runtime) <= set(HUAWEI_RUNTIME_MEMBERS):
+        # Without a record only what Huawei's installer writes is deleted: an entry with members of
+        # its own (someone's settings, or one absent kept before) stays, with a default naming it.
+        info['runtime_kept'] = True
     goes = runtime is not None and created and not info['runtime_kept']
 
-    if document.get('default-runtime') == name and (record.get('default_changed') or not recorded):
+    if document.get('default-runtime') == name and (record.get('default_changed') or (not recorded and goes)):
         text = _restore_default(text, record, removed=name if goes else None)
 
     if runtime is not None:

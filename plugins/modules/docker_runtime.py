@@ -175,9 +175,10 @@ def run(module):
         else:
             after, info = docker_config.undo_runtime(before, name, record)
             if info['runtime_kept']:
-                module.warn('%s: kept runtime %s: someone changed its entry since this module wrote it (its '
-                            'settings are theirs now); the rest of the registration was undone. Delete the entry '
-                            'by hand if it is not wanted' % (path, name))
+                module.warn('%s: kept runtime %s: %s, so its settings are not this module\'s to delete; the rest '
+                            'of the registration was undone. Delete the entry by hand if it is not wanted'
+                            % (path, name, 'someone changed its entry since this module wrote it' if record else
+                               'no record says this module created it and it holds members beyond path and runtimeArgs'))
             # Whichever of this module's runtimes goes last puts back what the file held before any of them.
             records.update(docker_config.hand_over(name, record, dict((key, value) for key, value in records.items()
                                                                       if key != name)))
