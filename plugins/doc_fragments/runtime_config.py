@@ -45,7 +45,10 @@ notes:
   - The record of the change is written (and flushed to disk) before the config, and the config is replaced
     atomically, so a run killed in between leaves a node that a rerun or O(state=absent) still undoes.
   - Values of credential keys in the file (C(auth), C(password), C(token), C(identitytoken), C(registrytoken),
-    C(secret), any letter case) are shown as C(********) on both sides of the diff.
+    C(secret), C(authorization), any letter case, escapes decoded), registry header values and the userinfo of
+    URLs are shown as C(********) on both sides of the diff.
+  - O(state=absent) takes out only what O(state=present) put in, from the file as it is now; an entry someone
+    changed since the module wrote it is kept, with a warning.
 '''
 
     RUNC_REWRITE = r'''

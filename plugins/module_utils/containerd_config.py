@@ -49,6 +49,8 @@ __metaclass__ = type
 import copy
 import fnmatch
 import functools
+import hashlib
+import json
 import os
 import re
 import traceback
@@ -192,7 +194,12 @@ def config_version(document):
     if 'version' not in document:
         return VERSION_WHEN_MISSING
     version = _plain(document['version'])
-    if isinstance(version, bool) or version not in CRI_PLUGIN_BY_VERSION:
+    if isinstance(version, float) and version in CRI_PLUGIN_BY_VERSION:
+        # containerd decodes `version` into an integer and refuses to start on a float.
+        raise ContainerdConfigError('version = %s is a float; containerd reads the version as an integer and '
+                                    'refuses this file. Fix: write it as version = %d'
+                                    % (document['version'].as_string().strip(), int(version)))
+    if isinstance(version, bool) or not isinstance(version, int) or version not in CRI_PLUGIN_BY_VERSION:
         raise _unsupported_version(version)
     return version
 
@@ -562,7 +569,21 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     their previous values go into the record (``runtime_previous``), even when nothing changes, so
     that ``remove_runtime`` gives the entry back instead of deleting it.
     """
+    first_change = record is None
     record = _copy_record(record)
+    if first_change:
+        record['original_text'] = text
+    elif record.get('written_sha256') != _sha256(text):
+        # Someone else wrote the file since this runtime's last change: the text before the first
+        # change is stale, and putting it back on absent would throw away what they wrote.
+        record.pop('original_text', None)
+    if record.get('file_sha256') not in (None, _sha256(text)):
+        # Not the bytes this collection left: whether the file's last line break is ours is decided anew.
+        record['newline_added'] = False
+    crlf = _uses_crlf(text)
+    if crlf:
+        # Edited with LF line breaks, and every line break written back as the file has them.
+        text = text.replace('\r\n', '\n')
     if text and not text.endswith('\n'):
         # A new table must start on a line of its own; the removal takes the line break away again.
         text += '\n'
@@ -587,6 +608,11 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
             record['default_changed'] = True
             record['previous_default'] = (_raw(containerd['default_runtime_name'])
                                           if 'default_runtime_name' in containerd else None)
+            # Whether that default named a runtime containerd had: one gone by the time it would
+            # come back is not put back (a default containerd's CRI refuses); one that never was is.
+            existing_runtimes = containerd.get('runtimes') if 'runtimes' in containerd else None
+            record['previous_default_existed'] = (current_default == FALLBACK_DEFAULT_RUNTIME or (
+                isinstance(current_default, str) and _is_table(existing_runtimes) and current_default in existing_runtimes))
         if containerd_existed_headless and containerd_path not in record['headed_tables']:
             # The key gives the table a header line of its own, to be taken out with the key.
             record['headed_tables'].append(containerd_path)
@@ -609,6 +635,11 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     existing = runtimes.get(name)
     if existing is not None and not _is_table(existing):
         raise ContainerdConfigError('%s is a %s, not a table' % (_dotted(runtimes_path + [name]), type(_plain(existing)).__name__))
+    if existing is None:
+        record.pop('runtime_edited', None)
+    elif record.get('runtime_written') is not None and _json_safe(_plain(existing)) != record['runtime_written']:
+        # Someone changed the table since this module wrote it: it stays theirs, whatever present does now.
+        record['runtime_edited'] = True
 
     if existing is None:
         if template is None:
@@ -634,7 +665,12 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
         scratch = {'values': [], 'tables': []}
         _take_over(existing, {'runtime_previous': scratch}, binary_name, indent_step, indents)
     else:
+        headless = _is_super_table(existing)
         _take_over(existing, record, binary_name, indent_step, indents)
+        if headless and 'runtime_type' in existing and runtimes_path + [name] not in record['headed_tables']:
+            # A table written only as `[...runtimes.<name>.options]` gets a header line of its own
+            # with the runtime_type put in it; the line goes again with the key.
+            record['headed_tables'].append(runtimes_path + [name])
 
     for item, indent, steps in indents:
         if steps:
@@ -644,14 +680,42 @@ def add_runtime(text, name, binary_name, make_default, record=None, template=Non
     for path in created:
         if path not in record['created_tables']:
             record['created_tables'].append(path)
-    return _written_back(document), record, {'config_version': version, 'cri_plugin': plugin}
+    new_text = _written_back(document)
+    if crlf:
+        new_text = new_text.replace('\n', '\r\n')
+    record['written_sha256'] = record['file_sha256'] = _sha256(new_text)
+    # The runtime table as this module left it: absent deletes (or gives back) only what nobody changed since.
+    record['runtime_written'] = _json_safe(_plain(runtimes[name]))
+    return new_text, record, {'config_version': version, 'cri_plugin': plugin}
+
+
+def _sha256(text):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _uses_crlf(text):
+    """Whether every line break of ``text`` is CRLF (a file written on Windows, or by a tool that keeps it)."""
+    return '\r\n' in text and text.count('\r\n') == text.count('\n')
+
+
+def _json_safe(value):
+    """``value`` as it reads back from the JSON record (dates become text, tuples lists)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def _restore_default(containerd, record):
     if record.get('default_changed'):
         previous = record.get('previous_default')
+        if previous is not None and record.get('previous_default_existed', True):
+            runtimes = containerd.get('runtimes') if 'runtimes' in containerd else None
+            named = _plain(tomlkit.parse('value = ' + previous)['value'])
+            if named != FALLBACK_DEFAULT_RUNTIME and not (isinstance(named, str) and _is_table(runtimes) and named in runtimes):
+                # It named a runtime that is gone now (another of ours, removed first): containerd's
+                # CRI refuses a default it has no runtime for, so its own default applies instead.
+                previous = None
         if previous is None:
-            del containerd['default_runtime_name']
+            if 'default_runtime_name' in containerd:
+                del containerd['default_runtime_name']
         else:
             _restore_raw(containerd, 'default_runtime_name', previous)
     else:
@@ -661,11 +725,25 @@ def _restore_default(containerd, record):
     record.pop('default_set_to', None)
 
 
-def _give_back(table, takeover):
-    """Put the recorded values of a taken-over runtime table back, newest change first."""
+def _value_at(plain, path):
+    for key in path:
+        if not isinstance(plain, dict) or key not in plain:
+            return None
+        plain = plain[key]
+    return plain
+
+
+def _give_back(table, takeover, written=None):
+    """Put the recorded values of a taken-over runtime table back, newest change first.
+
+    With ``written`` (the table as the module left it), a value someone changed since stays theirs.
+    """
+    current = _json_safe(_plain(table))
     for path, raw in reversed(takeover.get('values') or []):
         parent = _table_at(table, path[:-1]) if len(path) > 1 else table
         if parent is None:
+            continue
+        if written is not None and _value_at(current, path) != _value_at(written, path):
             continue
         if raw is None:
             if path[-1] in parent:
@@ -709,14 +787,29 @@ def remove_runtime(text, name, record=None):
     has_record = bool(record)
     record = _copy_record(record)
     kept = False
+    info = {'config_version': version, 'cri_plugin': plugin, 'runtime_kept': False, 'runtime_edited': False}
+    if has_record and record.get('original_text') is not None and record.get('written_sha256') == _sha256(text):
+        # Untouched since this module wrote it: the exact text before the first change comes back.
+        return record['original_text'], info
+    in_sync = record.get('file_sha256') in (None, _sha256(text))
+    written = record.get('runtime_written') if has_record else None
+    crlf = _uses_crlf(text)
+    if crlf:
+        text = text.replace('\r\n', '\n')
+        document = _parse_for_edit(text)
 
     runtimes = _table_at(document, containerd_path + ['runtimes'])
     if runtimes is not None and name in runtimes:
         takeover = record.get('runtime_previous')
-        if record['runtime_created']:
+        edited = bool(record.get('runtime_edited')) or (written is not None and _json_safe(_plain(runtimes[name])) != written)
+        if record['runtime_created'] and edited:
+            # Someone changed the table since the module wrote it (a key of their own): it is theirs now.
+            kept = None
+            info['runtime_edited'] = True
+        elif record['runtime_created']:
             del runtimes[name]
         elif isinstance(takeover, dict) and _is_table(runtimes[name]):
-            _give_back(runtimes[name], takeover)
+            _give_back(runtimes[name], takeover, written)
             kept = None  # the operator's own entry, back as it was
         elif name != TEMPLATE_RUNTIME and _huawei_copy(runtimes[name], runtimes):
             del runtimes[name]
@@ -749,9 +842,41 @@ def remove_runtime(text, name, record=None):
     text = tomlkit.dumps(document)
     for path in headerless:
         text = _drop_header_line(text, path)
-    if record.get('newline_added') and text.endswith('\n'):
+    if record.get('newline_added') and in_sync and text.endswith('\n'):
         text = text[:-1]
-    return text, {'config_version': version, 'cri_plugin': plugin, 'runtime_kept': kept is True}
+    if crlf:
+        text = text.replace('\n', '\r\n')
+    info['runtime_kept'] = kept is True
+    return text, info
+
+
+def hand_over(name, record, others):
+    """The records of the other runtimes in the same file, once ``name`` is undone with ``record``.
+
+    What the file held before any of this module's runtimes (tables it created, header lines, a
+    missing last line break, a file it created) is put back by whichever runtime goes last, so
+    those duties pass to the ones that stay; a runtime whose previous default was ``name`` gets
+    ``name``'s previous default, so that the last undo names a runtime that exists.
+    """
+    others = copy.deepcopy(others)
+    if not record:
+        return others
+    for other in others.values():
+        previous = other.get('previous_default')
+        if other.get('default_changed') and previous is not None and _plain(tomlkit.parse('value = ' + previous)['value']) == name:
+            other['previous_default'] = record.get('previous_default') if record.get('default_changed') else None
+            other['previous_default_existed'] = record.get('previous_default_existed', True)
+        for key in ('created_tables', 'headed_tables'):
+            merged = other.setdefault(key, [])
+            merged.extend(path for path in record.get(key) or [] if path not in merged)
+        if record.get('newline_added'):
+            other['newline_added'] = True
+        if record.get('created_file_sha256') is not None:
+            other.setdefault('created_file_sha256', record['created_file_sha256'])
+    if record.get('newline_added'):
+        # The runtime that goes last takes the line break away, not this one.
+        record['newline_added'] = False
+    return others
 
 
 def _header_path(line):

@@ -21,7 +21,8 @@ the layout ``nvidia-ctk`` and Huawei's installer leave behind).
 that out again (a ``runtimes`` object it created, the previous ``default-runtime`` in its
 original spelling, the inside of an object that was empty), so an add followed by a remove gives
 back the original bytes. Without a record it does what Huawei's uninstall does: remove
-``runtimes.<name>`` and a ``default-runtime`` naming it.
+``runtimes.<name>`` and a ``default-runtime`` naming it, for an entry that holds nothing beyond
+what that installer writes (``path``, ``runtimeArgs``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +38,10 @@ from collections import OrderedDict
 
 DEFAULT_INDENT_UNIT = '    '
 STATE_FILE_SUFFIX = '.npu_ascend.json'
+# The members of the entry Huawei's installer writes (what absent without a record may delete).
+HUAWEI_RUNTIME_MEMBERS = ('path', 'runtimeArgs')
+# Runtimes dockerd knows without a "runtimes" entry: a default-runtime may name them.
+BUILTIN_RUNTIMES = ('runc', 'io.containerd.runc.v2')
 _WHITESPACE = ' \t\n\r'
 _SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null')
 # Far deeper than any daemon.json; bounds the recursion of the parsers (no RecursionError).
@@ -298,6 +303,19 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
     record = _copy_record(record)
     if first_change:
         record['original_text'] = text
+    elif record.get('written_sha256') != _sha256(text):
+        # Someone else wrote the file since this module last did: the text before the first change
+        # is stale, and putting it back on absent would throw away what they wrote.
+        record.pop('original_text', None)
+    if runtime is None:
+        record.pop('runtime_edited', None)
+    elif record.get('runtime_written') is not None and runtime != record['runtime_written']:
+        # Someone changed the entry since this module wrote it: it stays theirs, whatever present does now.
+        record['runtime_edited'] = True
+    crlf = _uses_crlf(text)
+    if crlf:
+        # Edited with LF line breaks (JSON strings hold none), every one written back as CRLF.
+        text = text.replace('\r\n', '\n')
     if first_change and runtime is not None:
         # Taking over an entry that was there before (a manual Huawei install): its exact text
         # comes back on absent, whatever this module corrects in it now.
@@ -311,7 +329,17 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
     unit = _indent_unit(text, root)
     key_separator = _key_separator(text, root)
 
-    if runtimes is None:
+    if runtimes is None and root.member('runtimes') is not None:
+        # "runtimes": null reads as no runtimes; a second "runtimes" member would be a duplicate key
+        # (the last one wins), so the null itself becomes the object, and comes back on absent.
+        null = root.member('runtimes').value
+        record['previous_runtimes'] = text[null.start:null.end]
+        value = OrderedDict([(name, OrderedDict([('path', runtime_path), ('runtimeArgs', [])]))])
+        indent = _line_indent(text, root.member('runtimes').key_start)
+        text = _replace_value(text, null, _dump(value, indent, unit, key_separator, _multiline(text, root)))
+        record['runtimes_created'] = True
+        record['runtime_created'] = True
+    elif runtimes is None:
         text, inside = _insert_member(text, root, 'runtimes',
                                       OrderedDict([(name, OrderedDict([('path', runtime_path), ('runtimeArgs', [])]))]),
                                       unit, key_separator)
@@ -340,6 +368,10 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
     if make_default and current_default != name:
         default_member = root.member('default-runtime')
         record['default_changed'] = True
+        # Whether the previous default named a runtime dockerd knew: one that is gone by the time
+        # it would come back is not put back (a default dockerd refuses); one that never was is.
+        record['previous_default_existed'] = isinstance(current_default, str) and (
+            current_default in BUILTIN_RUNTIMES or current_default in (runtimes or {}))
         if default_member is not None:
             record['previous_default'] = text[default_member.value.start:default_member.value.end]
             text = _replace_value(text, default_member.value, json.dumps(name, ensure_ascii=False))
@@ -352,18 +384,50 @@ def add_runtime(text, name, runtime_path, make_default, record=None):
             default_member = root.member('default-runtime')
             record['removed_default'] = text[default_member.value.start:default_member.value.end]
         text = _restore_default(text, record)
+    if crlf:
+        text = text.replace('\n', '\r\n')
     record['written_sha256'] = _sha256(text)
+    # What the entry holds as this module left it: absent deletes (or gives back) only an entry
+    # nobody changed since, so an operator's member in it is never lost.
+    record['runtime_written'] = parse_config(text)['runtimes'][name]
     return text, record
+
+
+def _multiline(text, node):
+    """Whether the members of object ``node`` are on lines of their own."""
+    return bool(node.members) and '\n' in text[node.start + 1:node.members[0].key_start]
 
 
 def _sha256(text):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
-def _restore_default(text, record):
+def _uses_crlf(text):
+    """Whether every line break of ``text`` is CRLF (a file written on Windows, or by a tool that keeps it)."""
+    return '\r\n' in text and text.count('\r\n') == text.count('\n')
+
+
+def _names_a_runtime(text, raw_default, removed=None):
+    """Whether the recorded ``default-runtime`` spelling names a runtime dockerd knows once ``removed`` is gone."""
+    try:
+        default = json.loads(raw_default)
+    except ValueError:
+        return False
+    if not isinstance(default, str) or default == removed:
+        return False
+    runtimes = parse_config(text).get('runtimes')
+    return default in BUILTIN_RUNTIMES or (isinstance(runtimes, dict) and default in runtimes)
+
+
+def _restore_default(text, record, removed=None):
     root = _root(text)
     default_member = root.member('default-runtime')
     previous = record.get('previous_default') if record.get('default_changed') else None
+    if (previous is not None and record.get('previous_default_existed', True)
+            and not _names_a_runtime(text, previous, removed)):
+        # The default before ours names a runtime that is gone now (another of ours, removed first):
+        # dockerd refuses a default-runtime it has no entry for, so its own default applies instead.
+        previous = None
     if previous is not None:
         text = _replace_value(text, default_member.value, previous)
     else:
@@ -375,36 +439,65 @@ def _restore_default(text, record):
 
 
 def remove_runtime(text, name, record=None):
-    """Unregister runtime ``name``; returns the new text (unchanged when nothing is registered).
+    """Unregister runtime ``name``; returns the new text (``undo_runtime`` without its info)."""
+    return undo_runtime(text, name, record)[0]
 
-    With the ``record`` of add_runtime only what it changed is undone: an entry it created goes,
-    an entry that was there before gets its recorded text back, the default its previous value.
-    Without a record (the module never changed this file) it does what Huawei's uninstall does.
+
+def undo_runtime(text, name, record=None):
+    """Unregister runtime ``name``; returns ``(new_text, info)`` (the text unchanged when nothing is registered).
+
+    With the ``record`` of add_runtime only what it changed is undone, from the file as it is now:
+    an entry it created goes, an entry that was there before gets its recorded text back, the
+    default its previous value. An entry someone changed since the module last wrote it (a member
+    added, a value changed) is theirs now: it stays, and ``info['runtime_kept']`` says so; of an
+    entry that was there before only the ``path`` this module set goes back. Without a record (the
+    module never changed this file) it does what Huawei's uninstall does.
     """
+    info = {'runtime_kept': False}
     document = parse_config(text)
     runtimes, runtime = _check_types(document, name)
     recorded = record is not None
     record = _copy_record(record)
     if recorded and record.get('original_text') is not None and record.get('written_sha256') == _sha256(text):
         # Untouched since this module wrote it: the exact text before the first change comes back.
-        return record['original_text']
+        return record['original_text'], info
     if not text.strip(_WHITESPACE):
-        return text
+        return text, info
+    if _uses_crlf(text):
+        undone, info = undo_runtime(text.replace('\r\n', '\n'), name, dict(record, original_text=None) if recorded else None)
+        return undone.replace('\n', '\r\n'), info
     empty_insides = record.get('empty_insides') or {}
+    written = record.get('runtime_written') if recorded else None
+    edited_since = runtime is not None and (bool(record.get('runtime_edited')) or (written is not None and runtime != written))
+    created = not recorded or (record.get('runtime_created') and record.get('previous_runtime') is None)
+    if created and recorded and edited_since:
+        info['runtime_kept'] = True
+    elif not recorded and runtime is not None and not set(runtime) <= set(HUAWEI_RUNTIME_MEMBERS):
+        # Without a record only what Huawei's installer writes is deleted: an entry with members of
+        # its own (someone's settings, or one absent kept before) stays, with a default naming it.
+        info['runtime_kept'] = True
+    goes = runtime is not None and created and not info['runtime_kept']
 
-    if document.get('default-runtime') == name and (record.get('default_changed') or not recorded):
-        text = _restore_default(text, record)
+    if document.get('default-runtime') == name and (record.get('default_changed') or (not recorded and goes)):
+        text = _restore_default(text, record, removed=name if goes else None)
 
     if runtime is not None:
         root = _root(text)
         runtimes_node = root.member('runtimes').value
+        entry = runtimes_node.member(name).value
         previous_runtime = record.get('previous_runtime')
         if recorded and previous_runtime is not None:
-            text = _replace_value(text, runtimes_node.member(name).value, previous_runtime)
-        elif recorded and not record.get('runtime_created'):
+            if edited_since:
+                text = _give_back_path(text, entry, previous_runtime, written)
+            else:
+                text = _replace_value(text, entry, previous_runtime)
+        elif not goes:
             pass
         elif len(runtimes_node.members) == 1 and record.get('runtimes_created'):
-            text = _remove_member(text, root, 'runtimes', empty_insides.get('top', ''))
+            if record.get('previous_runtimes') is not None:
+                text = _replace_value(text, root.member('runtimes').value, record['previous_runtimes'])
+            else:
+                text = _remove_member(text, root, 'runtimes', empty_insides.get('top', ''))
         else:
             text = _remove_member(text, runtimes_node, name, empty_insides.get('runtimes', ''))
 
@@ -417,7 +510,51 @@ def remove_runtime(text, name, record=None):
 
     if 'blank_file' in empty_insides and not parse_config(text):
         text = empty_insides['blank_file']
-    return text
+    return text, info
+
+
+def _give_back_path(text, entry, previous_runtime, written):
+    """Of an entry that was there before and was edited since, put back only its ``path``, if it is still ours."""
+    path_member = entry.member('path')
+    if path_member is None or json.loads(text[path_member.value.start:path_member.value.end]) != written.get('path'):
+        return text
+    previous_path = _scan(previous_runtime, 0).member('path')
+    if previous_path is not None:
+        return _replace_value(text, path_member.value, previous_runtime[previous_path.value.start:previous_path.value.end])
+    return _remove_member(text, entry, 'path')
+
+
+def _default_name(raw_default):
+    try:
+        return json.loads(raw_default) if raw_default is not None else None
+    except ValueError:
+        return None
+
+
+def hand_over(name, record, others):
+    """The records of the other runtimes in the same file, once ``name`` is undone with ``record``.
+
+    What the file held before any of this module's runtimes (the ``runtimes`` object it created, the
+    insides of objects that were empty, a blank or missing file) is put back by whichever runtime
+    goes last, so those duties pass to the ones that stay; a runtime whose previous default was
+    ``name`` gets ``name``'s previous default, so that the last undo names a runtime that exists.
+    """
+    others = copy.deepcopy(others)
+    if not record:
+        return others
+    for other in others.values():
+        if other.get('default_changed') and _default_name(other.get('previous_default')) == name:
+            other['previous_default'] = record.get('previous_default') if record.get('default_changed') else None
+            other['previous_default_existed'] = record.get('previous_default_existed', True)
+        if record.get('runtimes_created'):
+            other['runtimes_created'] = True
+            if record.get('previous_runtimes') is not None:
+                other.setdefault('previous_runtimes', record['previous_runtimes'])
+        for key, inside in (record.get('empty_insides') or {}).items():
+            other.setdefault('empty_insides', {}).setdefault(key, inside)
+        if record.get('created_file'):
+            other['created_file'] = True
+    return others
 
 
 def effective_runtime(text, name):

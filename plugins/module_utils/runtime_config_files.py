@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -29,14 +30,13 @@ import stat
 
 from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
 from ansible_collections.npu.ascend.plugins.module_utils import durable_file
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 
 RECORD_FORMAT = 1
-REDACTED = '********'
-# Keys whose values are credentials in engine configs: Docker's "auths" entries, containerd's
-# registry.configs.<host>.auth tables and the same names in registry mirrors' settings.
-SECRET_KEYS = ('auth', 'password', 'passwd', 'secret', 'token', 'identitytoken', 'registrytoken')
+REDACTED = config_redaction.REDACTED
+SECRET_KEYS = config_redaction.SECRET_KEYS
 # backup_local names a copy "<file name>.<pid>.<YYYY-MM-DD@HH:MM:SS~>" in the file's directory.
 _BACKUP_SUFFIX = re.compile(r'\.[0-9]+\.[0-9]{4}-[0-9]{2}-[0-9]{2}@[0-9]{2}:[0-9]{2}:[0-9]{2}~\Z')
 
@@ -246,6 +246,18 @@ def _is_regular_file(path):
         return False
 
 
+def _follow_write(records, name, before, after):
+    """Tell the records of the other runtimes in the file that its new bytes are this collection's too.
+
+    A record's ``file_sha256`` names the bytes the collection last left in the file; one that still
+    names ``before`` follows this write, one that does not (the file was edited since) stays as it is.
+    """
+    before_sha, after_sha = (hashlib.sha256(text.encode('utf-8')).hexdigest() for text in (before, after))
+    for other, record in records.items():
+        if other != name and isinstance(record, dict) and record.get('file_sha256') == before_sha:
+            record['file_sha256'] = after_sha
+
+
 def _is_own_backup(config_path, candidate):
     """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
     directory, base = os.path.split(config_path)
@@ -255,23 +267,21 @@ def _is_own_backup(config_path, candidate):
     return cand_base.startswith(base) and _BACKUP_SUFFIX.match(cand_base[len(base):]) is not None
 
 
-_SECRET_NAME = '(?:%s)' % '|'.join(SECRET_KEYS)
-# "key": "value" (JSON) and key = "value" / 'value' / """value""" (TOML, bare or quoted key).
-_JSON_SECRET = re.compile(r'("%s"\s*:\s*)"(?:[^"\\]|\\.)*"' % _SECRET_NAME, re.IGNORECASE)
-_TOML_SECRET = re.compile(r'''((?:^|[\s{,.])(?:%s|"%s"|'%s')\s*=\s*)(?:"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')'''
-                          % (_SECRET_NAME, _SECRET_NAME, _SECRET_NAME), re.IGNORECASE | re.MULTILINE)
+def redact_secrets(text, kind=None):
+    """``text`` with its credentials hidden (``config_redaction.redact_config_text``, which see).
 
-
-def redact_secrets(text):
-    """``text`` with the values of credential keys (SECRET_KEYS, any letter case) replaced by REDACTED.
-
-    Works on the text of a daemon.json (JSON strings) and of a containerd config (TOML strings),
-    so the same value is hidden in the before and the after of a diff, whatever else changed.
+    ``kind`` is 'json' (daemon.json) or 'toml' (containerd); None guesses: JSON when it parses as JSON.
+    Hidden the same way in the before and the after of a diff, whatever else changed.
     """
     if not text:
         return text
-    text = _JSON_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
-    return _TOML_SECRET.sub(lambda match: match.group(1) + '"%s"' % REDACTED, text)
+    if kind is None:
+        try:
+            json.loads(text)
+            kind = 'json'
+        except ValueError:
+            kind = 'toml'
+    return config_redaction.redact_config_text(text, kind)
 
 
 def refuse_runc(module, name, records):
@@ -290,13 +300,16 @@ def refuse_runc(module, name, records):
 
 
 def _fail_write(module, result, path, error, what):
+    # Every failure path leaves the config (and the record) as it was: nothing changed, nothing to restart.
+    result['changed'] = False
+    result['restart_needed'] = False
     module.fail_json(msg='cannot %s %s: %s; the config was left as it was. Fix: run as root (become: true), make '
                          'the directory writable or free space on it, then run again'
                          % (what, path, to_native(error)), **result)
 
 
 def conclude(module, result, before, after, exists, remove_file, records, record, new_file_mode, key=None,
-             after_write=None):
+             after_write=None, config_kind=None):
     """Report the change of the config file and, outside check mode, make it; then exit the module.
 
     ``before``/``after`` are the file's text, ``remove_file`` says the file this module created is
@@ -305,6 +318,7 @@ def conclude(module, result, before, after, exists, remove_file, records, record
     is ``result['path']`` (the target when the configured path is a symlink).
 
     ``after_write``, when given, is called once the file is as the result says (not in check mode).
+    ``config_kind`` ('json' or 'toml') says how the diff's text is parsed to hide its credentials.
 
     Order on disk, so that a crash at any point leaves a node the next run (or absent) can undo:
     state=present writes the record of what it will change, then the config; state=absent puts
@@ -342,13 +356,14 @@ def conclude(module, result, before, after, exists, remove_file, records, record
                         % (path, ', '.join(foreign), 'is' if len(foreign) == 1 else 'are'))
         result['changed'] = result['changed'] or bool(removed)
     if module._diff:
-        result['diff'] = {'before': redact_secrets(before), 'after': redact_secrets(after),
+        result['diff'] = {'before': redact_secrets(before, config_kind), 'after': redact_secrets(after, config_kind),
                           'before_header': path if exists else '%s (absent)' % path,
                           'after_header': '%s (absent)' % path if remove_file else path}
 
     if module.check_mode:
         module.exit_json(**result)
 
+    _follow_write(records, name, before, after)
     if params['state'] == 'present' and file_changed:
         if params['backup'] and exists:
             try:
@@ -387,6 +402,18 @@ def conclude(module, result, before, after, exists, remove_file, records, record
             try:
                 save_records(record_path, records, path)
             except (IOError, OSError) as error:
+                # The record still names the registration: the config goes back to match it, so
+                # that a rerun undoes it again instead of meeting a config without its record.
+                try:
+                    if file_changed:
+                        write_config_atomically(module, path, before, new_file_mode if remove_file else None)
+                except (IOError, OSError) as put_back_error:
+                    result['restart_needed'] = file_changed
+                    module.fail_json(msg='cannot update the record %s: %s, and cannot put %s back as it was: %s. '
+                                         'The config was changed (the registration is undone) but its record '
+                                         'still names it. Fix: free space or make the directory writable, then '
+                                         'run state=absent again'
+                                     % (record_path, to_native(error), path, to_native(put_back_error)), **result)
                 _fail_write(module, result, record_path, error, 'update the record')
             for backup in list(removed):
                 try:

@@ -156,7 +156,8 @@ def run(module):
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
-    runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key)
+    runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
+                                  config_kind='toml')
 
 
 def main():

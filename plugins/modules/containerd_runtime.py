@@ -307,9 +307,13 @@ def _restamp(module, after):
                     return
         durable_file.replace_durably(path, wanted, mode=0o600)
     except (IOError, OSError) as error:
-        module.fail_json(msg='cannot update %s, the stamp of %s: %s; nothing was changed. Fix: run as root '
-                             '(become: true), make its directory writable, then run again'
-                             % (path, module.params['path'], to_native(error)))
+        # The config is already as the result says (a symlinked config's target is written, the stamp
+        # goes beside the link, maybe in a read-only directory): a failure here must not hide that
+        # change. A stamp that is missing or names other bytes vouches for nothing, so the next run
+        # simply checks the config again.
+        module.warn('cannot update %s, the stamp of %s: %s; the config itself is as this task reports (changed '
+                    'or not), only the next run cannot skip checking it. Fix: run as root (become: true) or make '
+                    'the directory of %s writable' % (path, module.params['path'], to_native(error), path))
 
 
 def run(module):
@@ -363,6 +367,13 @@ def run(module):
                 module.warn('%s: kept runtime %s (and a default naming it): no record says this module created '
                             'it, and it holds settings beyond a copy of runc. Delete it by hand if it is not '
                             'wanted' % (path, name))
+            if info.pop('runtime_edited'):
+                module.warn('%s: kept runtime %s: someone changed its table since this module wrote it (its '
+                            'settings are theirs now); the rest of the registration was undone. Delete the table '
+                            'by hand if it is not wanted' % (path, name))
+            # Whichever of this module's runtimes goes last puts back what the file held before any of them.
+            records.update(containerd_config.hand_over(name, record, dict((key, value) for key, value in records.items()
+                                                                          if key != name)))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
@@ -379,7 +390,8 @@ def run(module):
         after = ''
     runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
                                   NEW_FILE_MODE,
-                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None))
+                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
+                                  config_kind='toml')
 
 
 def main():

@@ -173,7 +173,15 @@ def run(module):
             if not exists:
                 record.setdefault('created_file', True)
         else:
-            after = docker_config.remove_runtime(before, name, record)
+            after, info = docker_config.undo_runtime(before, name, record)
+            if info['runtime_kept']:
+                module.warn('%s: kept runtime %s: %s, so its settings are not this module\'s to delete; the rest '
+                            'of the registration was undone. Delete the entry by hand if it is not wanted'
+                            % (path, name, 'someone changed its entry since this module wrote it' if record else
+                               'no record says this module created it and it holds members beyond path and runtimeArgs'))
+            # Whichever of this module's runtimes goes last puts back what the file held before any of them.
+            records.update(docker_config.hand_over(name, record, dict((key, value) for key, value in records.items()
+                                                                      if key != name)))
     except docker_config.DockerConfigError as error:
         module.fail_json(msg='Docker config %s: %s; nothing was changed. Fix: correct the file (dockerd cannot '
                              'start with it either: `dockerd --validate --config-file %s` shows why) or restore it '
@@ -182,7 +190,7 @@ def run(module):
     # A file this module created and that is back to what it started from ('') goes away again.
     remove_file = params['state'] == 'absent' and record is not None and record.get('created_file') and after == ''
     runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE)
+                                  NEW_FILE_MODE, config_kind='json')
 
 
 def main():

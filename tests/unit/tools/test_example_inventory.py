@@ -11,6 +11,7 @@ import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.vars.manager import VariableManager
+from playbook_roles import playbook_roles
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLE = os.path.join(REPO_ROOT, 'inventories', 'example')
@@ -24,39 +25,8 @@ def _load_yaml(path):
         return yaml.safe_load(handle)
 
 
-def _playbook_roles(name, seen=None):
-    """The npu.ascend roles a playbook runs, following its import_playbook entries."""
-    seen = set() if seen is None else seen
-    roles = []
-    for play in _load_yaml(os.path.join(REPO_ROOT, 'playbooks', name)):
-        imported = play.get('ansible.builtin.import_playbook') or play.get('import_playbook')
-        if imported:
-            imported = imported.split('npu.ascend.')[-1]
-            imported = imported if imported.endswith('.yml') else imported + '.yml'
-            if imported not in seen:
-                seen.add(imported)
-                roles.extend(_playbook_roles(imported, seen))
-            continue
-        for role in play.get('roles') or []:
-            roles.append((role['role'] if isinstance(role, dict) else role).split('.')[-1])
-        roles.extend(_task_roles(play.get('tasks') or []))
-    return roles
-
-
-def _task_roles(tasks):
-    """The roles whose main entry point tasks import or include, blocks and rescues included."""
-    roles = []
-    for task in tasks:
-        for section in ('block', 'rescue', 'always'):
-            roles.extend(_task_roles(task.get(section) or []))
-        for action in ('ansible.builtin.import_role', 'ansible.builtin.include_role'):
-            if action in task and not task[action].get('tasks_from'):
-                roles.append(task[action]['name'].split('.')[-1])
-    return roles
-
-
 def _required_options(role):
-    specs = _load_yaml(os.path.join(REPO_ROOT, 'roles', role, 'meta', 'argument_specs.yml'))['argument_specs']
+    specs = _load_yaml(os.path.join(REPO_ROOT, 'roles', role.split('.')[-1], 'meta', 'argument_specs.yml'))['argument_specs']
     return sorted(option for option, spec in (specs['main'].get('options') or {}).items() if spec.get('required'))
 
 
@@ -64,7 +34,7 @@ def _required_by_playbooks():
     """{variable: [role, ...]} for every required option of the playbooks' roles' main entry."""
     required = {}
     for playbook in PLAYBOOKS:
-        for role in _playbook_roles(playbook):
+        for role in playbook_roles(playbook, main_only=True):
             for option in _required_options(role):
                 required.setdefault(option, set()).add(role)
     return required
