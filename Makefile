@@ -11,7 +11,7 @@
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
 #                    naive script, with a scale curve: bench/results.json and .png (BENCH_NODES,
 #                    BENCH_SCALE_POINTS, BENCH_INSTALL_SCALE, BENCH_ROUNDS, BENCH_LEVERS=1)
-#   make faults      the fault matrix (docs/faults.md): 28 injected faults, each must fail with a clear
+#   make faults      the fault matrix (docs/faults.md): 32 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 
 SHELL := /bin/bash
@@ -248,7 +248,7 @@ bench: deps venv k8s-builds
 	$(VENV_BIN)/python bench/run.py
 
 # The fault matrix (docs/faults.md): tests/faults/matrix.py makes fresh flt-* nodes, builds its
-# packages and damaged copies, runs every row (two lanes side by side), prints the table, keeps
+# packages and damaged copies, runs every row (three lanes side by side), prints the table, keeps
 # .cache/faults/results.json and the logs, and removes its nodes and control plane. The
 # Kubernetes rows need the control plane from tests/k8s/build.sh.
 faults: deps venv k8s-builds

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import shlex
 
 # What a node is left with when it stopped in a stage: the state an operator finds on it.
@@ -38,10 +39,19 @@ STAGE_STATE = {
     'doctor': 'unchanged (the doctor only reads)',
 }
 UNKNOWN_STATE = 'unknown: it stopped answering; its last known state is in the fleet report'
+# A reboot that did not come back: the installers had finished, so the stage's own state says too little.
+REBOOT_STATE = ('its installers finished and it was rebooting: the new firmware and driver take effect once it is '
+                'up; later components not changed in this run')
 
 FIX_UNREACHABLE = ('bring the node back (power, network, SSH: ansible -m ansible.builtin.ping <host> must answer), '
                    'then run the retry command')
 FIX_FAILED = 'follow the fix in the message, then run the retry command'
+# ansible.builtin.reboot's words when the node did not answer again within reboot_timeout.
+_REBOOT_TIMEOUT = re.compile(r'timed out waiting for (last boot time check|post-reboot test command|reboot)', re.I)
+FIX_REBOOT = ('the node did not come back from its reboot within hdk_reboot_timeout: look at its console (BMC), power '
+              'it on if it is off, then run the retry command')
+FIX_UNKNOWN = 'read the message and the task output above, fix the cause, then run the retry command'
+_HAS_FIX = re.compile(r'\bfix:', re.I)
 # Host names the summary shows per line before it counts the rest.
 HOSTS_SHOWN = 10
 # A message longer than this is cut in the summary; the full one was printed when the node stopped.
@@ -87,12 +97,29 @@ def stop_record(stage, task, result, unreachable=None):
         unreachable = bool(result.get('unreachable')) if unreachable is None else unreachable
     else:
         message = _text(result)
+    stage = _text(stage) or 'unknown'
+    message = _text(message).strip() or 'no message (see the task output above)'
     return {
-        'stage': _text(stage) or 'unknown',
+        'stage': stage,
         'task': _text(task),
-        'message': _text(message).strip() or 'no message (see the task output above)',
+        'message': message,
         'unreachable': bool(unreachable),
+        'state': _state(stage, message),
+        # Empty when the message carries its own fix (the collection's messages do).
+        'fix': _fix(message, bool(unreachable)),
     }
+
+
+def _state(stage, message):
+    return REBOOT_STATE if _REBOOT_TIMEOUT.search(message) else STAGE_STATE.get(stage, UNKNOWN_STATE)
+
+
+def _fix(message, unreachable):
+    if unreachable:
+        return FIX_UNREACHABLE
+    if _REBOOT_TIMEOUT.search(message):
+        return FIX_REBOOT
+    return '' if _HAS_FIX.search(message) else FIX_UNKNOWN
 
 
 def host_rows(records, hosts_all, hosts_active, group_hosts=None):
@@ -118,14 +145,15 @@ def host_rows(records, hosts_all, hosts_active, group_hosts=None):
         if isinstance(record, dict):
             unreachable = bool(record.get('unreachable'))
             stage = _text(record.get('stage')) or 'unknown'
+            message = _text(record.get('message'))
             rows.append({
                 'host': host,
                 'status': 'unreachable' if unreachable else 'failed',
                 'stage': stage,
                 'task': _text(record.get('task')),
-                'message': _text(record.get('message')),
-                'state': STAGE_STATE.get(stage, UNKNOWN_STATE),
-                'fix': FIX_UNREACHABLE if unreachable else FIX_FAILED,
+                'message': message,
+                'state': _state(stage, message),
+                'fix': _fix(message, unreachable) or FIX_FAILED,
             })
         else:
             # Ansible took the host out without a stage recording why: a connection lost between

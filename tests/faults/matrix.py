@@ -4,9 +4,11 @@ node, run the part of the chain it concerns, and check that the run fails with a
 the host, the component, the cause and the fix, that the files the row lists survive byte for
 byte, and that after the fault is removed a rerun converges.
 
-Two lanes run side by side, each on its own node of tests/faults/inventory: `host` (preflight,
-firmware and driver, CANN) and `engine` (container engines, then Kubernetes). Rows within a lane
-run in order, each starting from the state the previous one left. Results go to
+Three lanes run side by side, each on its own node of tests/faults/inventory: `host` (preflight,
+firmware and driver, CANN), `engine` (container engines, then Kubernetes) and `fleet` (site.yml
+over a healthy node and the row's own bad node: the healthy one must finish, the bad one be named
+with its stage and the retry command). Rows within a lane run in order, each starting from the
+state the previous one left. Results go to
 .cache/faults/results.json, each row's full log to .cache/faults/logs/<row>.log; the exit status
 is 1 when any row failed.
 """
@@ -254,15 +256,16 @@ def short(value):
 # Playbook runs
 
 
-def playbook_argv(host, name, extra_vars):
-    argv = ["ansible-playbook", "--inventory", INVENTORY, "--limit", host, PLAYBOOKS / ("%s.yml" % name)]
+def playbook_argv(host, name, extra_vars, peers=()):
+    limit = ",".join([host] + list(peers))
+    argv = ["ansible-playbook", "--inventory", INVENTORY, "--limit", limit, PLAYBOOKS / ("%s.yml" % name)]
     if extra_vars:
         argv += ["--extra-vars", json.dumps(extra_vars)]
     return argv
 
 
-def run_playbook(log, host, name, extra_vars=None, during=None, lane=None):
-    argv = playbook_argv(host, name, extra_vars or {})
+def run_playbook(log, host, name, extra_vars=None, during=None, lane=None, peers=()):
+    argv = playbook_argv(host, name, extra_vars or {}, peers)
     log.write("$ " + " ".join(str(part) for part in argv))
     started = time.monotonic()
     process = subprocess.Popen([str(part) for part in argv], cwd=str(REPO_ROOT), env=ENV,
@@ -289,12 +292,11 @@ def run_playbook(log, host, name, extra_vars=None, during=None, lane=None):
     output = collected.get("stdout", "") + "\n" + collected.get("stderr", "")
     log.write(output)
     log.write("[exit %d after %.0f s]" % (process.returncode, time.monotonic() - started))
-    recap = None
+    recaps = {}
     for found in RECAP.finditer(collected.get("stdout", "")):
-        if found.group(1) == host:
-            recap = {"ok": int(found.group(2)), "changed": int(found.group(3)),
-                     "unreachable": int(found.group(4)), "failed": int(found.group(5))}
-    return {"rc": process.returncode, "output": output, "recap": recap}
+        recaps[found.group(1)] = {"ok": int(found.group(2)), "changed": int(found.group(3)),
+                                  "unreachable": int(found.group(4)), "failed": int(found.group(5))}
+    return {"rc": process.returncode, "output": output, "recap": recaps.get(host), "recaps": recaps}
 
 
 def failure_text(host, output):
@@ -335,6 +337,9 @@ DURING = {"stop_node_during_install": stop_node_during_install}
 class Lane:
     def __init__(self, name, host, steps):
         self.name = name
+        # The lane's own node; `host` is the node the current row injects its fault into (a fleet
+        # row's own bad node, the lane's node then being a healthy peer beside it).
+        self.node = host
         self.host = host
         self.steps = steps
         self.plane = None
@@ -358,6 +363,8 @@ def do_action(log, lane, action):
             bring_up(log, [host])
     elif kind == "start":
         bring_up(log, [host])
+    elif kind == "stop":
+        run(log, [REPO_ROOT / "sandbox" / "podman.sh", "stop", "--time", "2", host])
     elif kind == "playbook":
         result = run_playbook(log, host, args[0], args[1] if len(args) > 1 else {})
         if result["rc"] != 0:
@@ -386,7 +393,7 @@ def do_action(log, lane, action):
     elif kind == "dead_kubeconfig":
         write_dead_kubeconfig(log, lane)
     elif kind == "probe_image":
-        fleet(log, "probe-image", host)
+        fleet(log, "probe-image", *(args[0] if args else [host]))
     elif kind == "mirror":
         package_mirror(log, host, args[0])
     elif kind == "background_playbook":
@@ -500,6 +507,8 @@ def write_dead_kubeconfig(log, lane):
 def run_row(lane, row):
     log = Log(row["id"])
     started = time.monotonic()
+    lane.host = row.get("host", lane.node)
+    peers = [lane.node] if lane.host != lane.node else []
     result = {"id": row["id"], "fault": row["fault"], "lane": lane.name, "host": lane.host,
               "playbook": row["run"][0], "outcome": "not run", "survived": "not checked",
               "recovery": "not run", "problems": [], "passed": False, "log": str(log.path)}
@@ -513,7 +522,7 @@ def run_row(lane, row):
         before = snapshot(log, lane.host, row["survive"], lane.plane)
         run_name, run_vars = row["run"][0], row["run"][1] if len(row["run"]) > 1 else {}
         during = DURING[row["during"]] if row.get("during") else None
-        failed_run = run_playbook(log, lane.host, run_name, run_vars, during=during, lane=lane)
+        failed_run = run_playbook(log, lane.host, run_name, run_vars, during=during, lane=lane, peers=peers)
         text = failure_text(lane.host, failed_run["output"])
         log.write("---- failure text seen ----\n" + (text or "(none)"))
         # The callback folds long messages at any space, so patterns are matched on one line.
@@ -543,6 +552,7 @@ def run_row(lane, row):
                 compact(text)))
         else:
             result["outcome"] = "failed as expected"
+        result["problems"].extend(fleet_problems(row, failed_run, peers, "the failed run"))
         result["message"] = compact(text)
         for action in row.get("reach", []):
             do_action(log, lane, action)
@@ -556,8 +566,9 @@ def run_row(lane, row):
         for action in row.get("remove", []):
             do_action(log, lane, action)
         rerun_name, rerun_vars = row["rerun"][0], row["rerun"][1] if len(row["rerun"]) > 1 else {}
-        rerun = run_playbook(log, lane.host, rerun_name, rerun_vars)
+        rerun = run_playbook(log, lane.host, rerun_name, rerun_vars, peers=peers)
         recap = rerun["recap"]
+        result["problems"].extend(fleet_problems({}, rerun, peers, "the rerun", converged=True))
         wanted_changed = row.get("rerun_changed")
         if rerun["rc"] != 0 or recap is None or recap["failed"] or recap["unreachable"]:
             result["recovery"] = "rerun FAILED (exit %d)" % rerun["rc"]
@@ -594,6 +605,23 @@ def run_row(lane, row):
         log.write("problem: " + problem)
     log.close()
     return result
+
+
+def fleet_problems(row, run_result, peers, what, converged=False):
+    """What a fleet row's run got wrong beside the bad node: a summary line missing, or a healthy
+    peer that did not finish (or, on the rerun, changed something)."""
+    problems = []
+    flat = re.sub(r"\s+", " ", run_result["output"])
+    for pattern in row.get("summary", []):
+        if not re.search(pattern, flat, re.I):
+            problems.append("%s's output lacks /%s/" % (what, pattern))
+    for peer in peers:
+        recap = run_result["recaps"].get(peer)
+        if recap is None or recap["failed"] or recap["unreachable"]:
+            problems.append("the healthy node %s did not finish %s: %s" % (peer, what, recap))
+        elif converged and recap["changed"]:
+            problems.append("the healthy node %s changed %d thing(s) in %s" % (peer, recap["changed"], what))
+    return problems
 
 
 def compact(text):
@@ -678,7 +706,10 @@ def main(argv=None):
             fleet(main_log, "down")
             fleet(main_log, "image", timeout=3600)
             build_packages(main_log)
-        bring_up(main_log, [lane.host for lane in lanes])
+        nodes = [lane.node for lane in lanes]
+        nodes += [step["row"]["host"] for lane in lanes for step in lane.steps
+                  if step.get("row", {}).get("host") and step["row"]["host"] not in nodes]
+        bring_up(main_log, nodes)
         if args.reuse and (CONTROLPLANE_DIR / "state.json").exists():
             from controlplane import ControlPlane
             plane = ControlPlane(CONTROLPLANE_DIR)

@@ -18,14 +18,18 @@ A row:
                what the operator must clean up)
   rerun        (playbook, extra vars): the run that must converge once the fault is gone
   rerun_changed  optional: the changed count that rerun must report (0 on a converged node)
+  host         optional (fleet lane): the row's bad node; the lane's own node is then a healthy
+               peer that runs beside it, must finish the failed run and change nothing on the rerun
+  summary      optional: regular expressions the run's output must match (the run's summary)
 
 Actions: ("fault", {faults.json keys}), ("clear",), ("headers", present), ("exec", argv),
 ("reboot",), ("start",), ("playbook", name, vars), ("hide_pci", address),
-("restore_pci", address), ("save", path), ("restore", path), ("probe_image",),
-("controlplane_up",), ("dead_kubeconfig",), ("k8s_patch_status", {resource: count}),
+("restore_pci", address), ("save", path), ("restore", path),
+("probe_image", [hosts]) (default the row's node), ("controlplane_up",), ("dead_kubeconfig",),
+("k8s_patch_status", {resource: count}),
 ("mirror", "start" | "stop" | "untouched") (a plain-http mirror of the packages on MIRROR_PORT),
 ("background_playbook", name, vars) (a run that goes on beside the row's own), ("wait_background",)
-(waits for it; it must succeed).
+(waits for it; it must succeed), ("stop",) (podman stop: the node powered off).
 """
 from pathlib import Path
 
@@ -545,6 +549,82 @@ K8S_ROWS = [
 ]
 
 
+# A fleet as it is (issue "Fleets as they are"): site.yml over a healthy node and one bad node per
+# row, with half the fleet allowed to fail preflight. Each row's bad node must be named with the
+# stage it stopped at and the retry command, the healthy node must finish (and change nothing on the
+# rerun), and the bad node must converge once the fault is gone.
+FLEET_PEER = "flt-fl-01"
+FLEET_SITE = ("site", {"npu_ascend_max_fail_percentage": 50})
+# Installed at the fault, not started: at the node's next boot it takes sshd away, so the node
+# never answers again after the reboot the driver asks for.
+NO_SSH_AFTER_REBOOT = ("exec", ["sh", "-c", "printf '%s\\n' '[Unit]' 'Description=flt: no SSH after the next boot' "
+                                "'[Service]' 'Type=oneshot' 'ExecStart=/bin/mv /usr/sbin/sshd /usr/sbin/sshd.flt' "
+                                "'[Install]' 'WantedBy=multi-user.target' > /etc/systemd/system/flt-no-ssh.service "
+                                "&& systemctl daemon-reload && systemctl enable flt-no-ssh.service"])
+SSH_BACK = ("exec", ["sh", "-c", "systemctl disable flt-no-ssh.service; rm -f /etc/systemd/system/flt-no-ssh.service; "
+                     "systemctl daemon-reload; [ ! -e /usr/sbin/sshd.flt ] || mv /usr/sbin/sshd.flt /usr/sbin/sshd"])
+
+FLEET_NODES = [FLEET_PEER, "flt-fl-02", "flt-fl-03", "flt-fl-04", "flt-fl-05"]
+FLEET_ROWS = [
+    {
+        "id": "F1", "fault": "a node unreachable from the start, among healthy ones",
+        "host": "flt-fl-02",
+        "inject": [("stop",)],
+        "run": FLEET_SITE,
+        "expect": {"host": "flt-fl-02", "component": r"stopped at connect",
+                   "cause": r"unreachable|could not be sent|ssh", "fix": r"bring the node back"},
+        "summary": [r"Run of 2 nodes: 1 done, 0 failed, 1 unreachable",
+                    r"flt-fl-02 \(at connect", r"Retry only these nodes: ansible-playbook .* --limit flt-fl-02\b"],
+        # A stopped node cannot be read before the run; it is not reached, so nothing on it changes.
+        "survive": [],
+        "reach": [("start",)],
+        "rerun": FLEET_SITE,
+    },
+    {
+        "id": "F2", "fault": "a node that goes away during the driver installer, among healthy ones",
+        "host": "flt-fl-03",
+        "inject": [("fault", {"install_seconds": 30})],
+        "during": "stop_node_during_install",
+        "run": FLEET_SITE,
+        "expect": {"host": "flt-fl-03", "component": r"stopped at hdk.{0,200}(driver|firmware)",
+                   "cause": r"unreachable|not running|no such container|connection|went away",
+                   "fix": r"fix:\s"},
+        "summary": [r"Run of 2 nodes: 1 done, 1 failed, 0 unreachable", r"flt-fl-03 \(at hdk",
+                    r"left: firmware and driver possibly part way", r"--limit flt-fl-03\b"],
+        "survive": [],
+        "reach": [("start",)],
+        "remove": [("clear",)],
+        "rerun": FLEET_SITE,
+    },
+    {
+        "id": "F3", "fault": "a node whose reboot after the driver never comes back, among healthy ones",
+        "host": "flt-fl-04",
+        "inject": [NO_SSH_AFTER_REBOOT],
+        "run": ("site", {"npu_ascend_max_fail_percentage": 50, "hdk_reboot_timeout": 90}),
+        "expect": {"host": "flt-fl-04", "component": r"stopped at hdk", "cause": r"timed out|reboot",
+                   "fix": r"fix:\s.{0,200}(console|power|BMC)"},
+        "summary": [r"Run of 2 nodes: 1 done, 1 failed, 0 unreachable", r"flt-fl-04 \(at hdk",
+                    r"--limit flt-fl-04\b"],
+        "survive": [],
+        "remove": [SSH_BACK],
+        "rerun": FLEET_SITE,
+    },
+    {
+        "id": "F4", "fault": "a node failing preflight (an NPU gone from the PCI bus), among healthy ones",
+        "host": "flt-fl-05",
+        "inject": [("hide_pci", "0000:42:00.0")],
+        "run": FLEET_SITE,
+        "expect": {"host": "flt-fl-05", "component": r"NPU count", "cause": r"found 7, expected 8",
+                   "fix": r"fix:\s.{0,80}reseat the cards"},
+        "summary": [r"Run of 2 nodes: 1 done, 1 failed, 0 unreachable", r"flt-fl-05 \(at preflight",
+                    r"left: untouched: preflight changes nothing", r"--limit flt-fl-05\b"],
+        "survive": NOTHING_ASCEND,
+        "remove": [("restore_pci", "0000:42:00.0")],
+        "rerun": FLEET_SITE,
+    },
+]
+
+
 def _rows(rows):
     return [{"row": row} for row in rows]
 
@@ -575,4 +655,9 @@ LANES = [
          "actions": [("controlplane_up",), ("playbook", "k8s_node", {})],
          "for": _ids(K8S_ROWS)}]
      + _rows(K8S_ROWS)),
+    # Each row names its own bad node ("host"); the lane's healthy peer runs beside it.
+    ("fleet", FLEET_PEER,
+     [{"name": "the probe image in every fleet node", "actions": [("probe_image", FLEET_NODES)],
+       "for": _ids(FLEET_ROWS)}]
+     + _rows(FLEET_ROWS)),
 ]

@@ -15,7 +15,8 @@ UNREACHABLE = {'unreachable': True, 'changed': False,
 
 def test_a_stop_record_keeps_the_message_and_whether_the_node_was_reachable():
     assert outcome.stop_record('connect', 'Read the facts', UNREACHABLE) == {
-        'stage': 'connect', 'task': 'Read the facts', 'message': UNREACHABLE['msg'], 'unreachable': True}
+        'stage': 'connect', 'task': 'Read the facts', 'message': UNREACHABLE['msg'], 'unreachable': True,
+        'state': outcome.STAGE_STATE['connect'], 'fix': outcome.FIX_UNREACHABLE}
     failed = outcome.stop_record('hdk', 'Install the driver', {'failed': True, 'msg': 'n1: driver: exit 2. Fix: ...'})
     assert failed['unreachable'] is False and failed['message'] == 'n1: driver: exit 2. Fix: ...'
 
@@ -26,13 +27,28 @@ def test_a_stop_record_finds_the_message_of_a_command_or_a_loop_and_never_return
     assert outcome.stop_record('cann', 't', loop)['message'] == 'item 2 broke'
     assert outcome.stop_record('cann', 't', {})['message'] == 'no message (see the task output above)'
     assert outcome.stop_record('', None, 'a plain message') == {
-        'stage': 'unknown', 'task': '', 'message': 'a plain message', 'unreachable': False}
+        'stage': 'unknown', 'task': '', 'message': 'a plain message', 'unreachable': False,
+        'state': outcome.UNKNOWN_STATE, 'fix': outcome.FIX_UNKNOWN}
+
+
+@pytest.mark.parametrize('message, fix', [
+    ('n1: driver: exit 2. Fix: free space in /usr/local', ''),
+    ('Timed out waiting for last boot time check (timeout=90)', outcome.FIX_REBOOT),
+    ('Timed out waiting for post-reboot test command (timeout=600)', outcome.FIX_REBOOT),
+    ('something nobody explained', outcome.FIX_UNKNOWN),
+])
+def test_a_stop_record_names_a_fix_only_where_the_message_has_none(message, fix):
+    record = outcome.stop_record('hdk', 'Reboot', {'failed': True, 'msg': message})
+    assert record['fix'] == fix
+    assert record['state'] == (outcome.REBOOT_STATE if fix == outcome.FIX_REBOOT else outcome.STAGE_STATE['hdk'])
+    rows = outcome.host_rows({'n1': outcome.stop_record('hdk', 'Reboot', message)}, ['n1'], [])
+    assert rows[0]['fix'] == (fix or outcome.FIX_FAILED) and rows[0]['state'] == record['state']
 
 
 def test_rows_put_unreachable_then_failed_then_left_out_nodes_first_each_with_state_and_fix():
     records = {
         'n2': outcome.stop_record('preflight', 'Stop the node when one of its checks failed',
-                                  {'msg': 'n2: NPUs on PCI: 8 found, 16 expected'}),
+                                  {'msg': 'n2: NPU count (found 8, expected 16; fix: reseat the cards)'}),
         'n3': outcome.stop_record('connect', 'Read the facts', UNREACHABLE),
     }
     rows = outcome.host_rows(records, ['n1', 'n2', 'n3', 'n4'], ['n1', 'n4'], ['n1', 'n2', 'n3', 'n4', 'n5'])
