@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import glob
 import os
 
 from ansible.module_utils.common.text.converters import to_native
@@ -21,6 +22,9 @@ from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
 FILES = {'json': 'fleet-report.json', 'junit': 'fleet-report.junit.xml', 'markdown': 'fleet-report.md',
          'html': 'fleet-report.html'}
 PREVIOUS_FILE = 'fleet-report.previous.json'
+# Where slices write their parts, and where a merge moves the parts it took (kept, never deleted).
+PARTS_DIR = 'parts'
+MERGED_DIR = 'merged'
 OPTIONAL_FORMATS = ('junit', 'markdown', 'html')
 
 ARGUMENT_SPEC = dict(
@@ -33,6 +37,8 @@ ARGUMENT_SPEC = dict(
     k8s_nodes=dict(type='dict'),
     run=dict(type='dict', default={}),
     set_stats=dict(type='bool', default=False),
+    part=dict(type='str', default=''),
+    merge_parts=dict(type='bool', default=False),
 )
 
 
@@ -52,41 +58,35 @@ class ActionModule(ActionBase):
         if unknown:
             return dict(result, failed=True, msg='fleet_report_formats names %s. Fix: choose formats among %s (JSON is '
                                                  'always written)' % (', '.join(unknown), ', '.join(OPTIONAL_FORMATS)))
-        hostvars = task_vars['hostvars']
-        k8s = args['k8s_nodes'] or {}
-        k8s_error = (k8s.get('msg') or 'the cluster did not answer') if k8s.get('failed') else None
+        if args['part'] and args['merge_parts']:
+            return dict(result, failed=True, msg='fleet_report_part and fleet_report_merge_parts are both set. Fix: a slice '
+                                                 'writes its part; the run after the slices merges them: set one of them')
+        directory = args['dir']
+        generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
         try:
-            nodes = report_lib.run_inputs(
-                args['hosts'], lambda host: hostvars[host], task_vars.get('ansible_play_hosts', []),
-                lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {})),
-                kubernetes=args['kubernetes'], k8s_nodes=k8s.get('resources'), k8s_error=k8s_error)
-            directory = args['dir']
-            json_path = os.path.join(directory, FILES['json'])
-            previous_bytes = previous = None
-            if os.path.exists(json_path):
-                with open(json_path, 'rb') as stream:
-                    previous_bytes = stream.read()
-                # A damaged previous file is a note in the report (build_report), not a failure.
-                previous = previous_bytes.decode('utf-8', 'replace')
-            generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-            report = report_lib.report_from_inputs(nodes, previous=previous, run=args['run'], generated_at=generated_at,
-                                                   domain=args['label_domain'])
-            formats = ['json'] + [fmt for index, fmt in enumerate(args['formats']) if fmt not in args['formats'][:index]]
-            texts = dict((fmt, fleet_report_templates.render_format(report, fmt, args['template_dir'])) for fmt in formats)
+            previous_bytes, previous = self._previous(directory)
+            if args['merge_parts']:
+                report, taken = self._merged(directory, previous, args, generated_at)
+            else:
+                report = self._report(task_vars, args, None if args['part'] else previous, generated_at)
             os.makedirs(directory, mode=0o755, exist_ok=True)
-            # Each file whole or not at all: a run stopped half way leaves the last complete report.
-            if previous_bytes is not None:
-                durable_file.replace_durably(os.path.join(directory, PREVIOUS_FILE), previous_bytes, mode=0o644)
-            paths = []
-            for fmt in formats:
-                path = os.path.join(directory, FILES[fmt])
-                durable_file.replace_durably(path, texts[fmt].encode('utf-8'), mode=0o644)
-                paths.append(path)
+            if args['part']:
+                path = os.path.join(directory, PARTS_DIR, report_lib.part_name(args['part']) + '.json')
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                document = report_lib.part_document(report, args['part'])
+                durable_file.replace_durably(path, report_lib.to_json(document).encode('utf-8'), mode=0o644)
+                paths = [path]
+            else:
+                paths = self._write_report(directory, report, previous_bytes, args)
+            if args['merge_parts']:
+                self._set_aside(directory, taken, generated_at)
         except fleet_report_templates.ReportTemplateError as error:
             return dict(result, failed=True, msg=to_native(error))
         except (TypeError, ValueError, AttributeError, KeyError) as error:
             return dict(result, failed=True, msg='cannot build the fleet report: %s. Fix: check the variables the '
-                                                 'report reads (fleet_report_extra, fleet_report_stack) on each host' % to_native(error))
+                                                 'report reads (fleet_report_extra, fleet_report_stack, fleet_report_part) '
+                                                 'on each host, or the parts in %s' % (
+                                                     to_native(error), os.path.join(directory, PARTS_DIR)))
         except (IOError, OSError) as error:
             return dict(result, failed=True, msg='cannot write the fleet report in %s: %s. Fix: give fleet_report_dir a '
                                                  'directory the controller user may write' % (args['dir'], to_native(error)))
@@ -95,3 +95,61 @@ class ActionModule(ActionBase):
         if args['set_stats']:
             result['ansible_stats'] = {'data': {'fleet_report': published}, 'per_host': False, 'aggregate': True}
         return result
+
+    @staticmethod
+    def _previous(directory):
+        """The previous report's bytes and text (None when there is none)."""
+        json_path = os.path.join(directory, FILES['json'])
+        if not os.path.exists(json_path):
+            return None, None
+        with open(json_path, 'rb') as stream:
+            previous_bytes = stream.read()
+        # A damaged previous file is a note in the report (build_report), not a failure.
+        return previous_bytes, previous_bytes.decode('utf-8', 'replace')
+
+    @staticmethod
+    def _report(task_vars, args, previous, generated_at):
+        hostvars = task_vars['hostvars']
+        k8s = args['k8s_nodes'] or {}
+        k8s_error = (k8s.get('msg') or 'the cluster did not answer') if k8s.get('failed') else None
+        nodes = report_lib.run_inputs(
+            args['hosts'], lambda host: hostvars[host], task_vars.get('ansible_play_hosts', []),
+            lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {})),
+            kubernetes=args['kubernetes'], k8s_nodes=k8s.get('resources'), k8s_error=k8s_error)
+        return report_lib.report_from_inputs(nodes, previous=previous, run=args['run'], generated_at=generated_at,
+                                             domain=args['label_domain'])
+
+    @staticmethod
+    def _merged(directory, previous, args, generated_at):
+        """The fleet report of every part in the parts directory, and the part files it took."""
+        paths = sorted(glob.glob(os.path.join(directory, PARTS_DIR, '*.json')))
+        if not paths:
+            raise ValueError('no parts in %s: each slice writes one with fleet_report_part set' % os.path.join(
+                directory, PARTS_DIR))
+        parts = {}
+        for path in paths:
+            with open(path, 'rb') as stream:
+                parts[os.path.basename(path)[:-len('.json')]] = stream.read().decode('utf-8', 'replace')
+        return report_lib.merge_parts(parts, previous=previous, run=args['run'], generated_at=generated_at), paths
+
+    @staticmethod
+    def _write_report(directory, report, previous_bytes, args):
+        formats = ['json'] + [fmt for index, fmt in enumerate(args['formats']) if fmt not in args['formats'][:index]]
+        texts = dict((fmt, fleet_report_templates.render_format(report, fmt, args['template_dir'])) for fmt in formats)
+        # Each file whole or not at all: a run stopped half way leaves the last complete report.
+        if previous_bytes is not None:
+            durable_file.replace_durably(os.path.join(directory, PREVIOUS_FILE), previous_bytes, mode=0o644)
+        paths = []
+        for fmt in formats:
+            path = os.path.join(directory, FILES[fmt])
+            durable_file.replace_durably(path, texts[fmt].encode('utf-8'), mode=0o644)
+            paths.append(path)
+        return paths
+
+    @staticmethod
+    def _set_aside(directory, taken, generated_at):
+        """Moves the merged parts out of the way of the next slices' (kept, with the time of the merge)."""
+        aside = os.path.join(directory, PARTS_DIR, MERGED_DIR, generated_at.replace(':', ''))
+        os.makedirs(aside, mode=0o755, exist_ok=True)
+        for path in taken:
+            os.rename(path, os.path.join(aside, os.path.basename(path)))

@@ -69,6 +69,22 @@ options:
       as M(ansible.builtin.set_stats) would.
     type: bool
     default: false
+  part:
+    description:
+      - Write only this run's part of the fleet report, as C(parts/<part>.json) in O(dir), for a run that sees part
+        of the fleet (a slice of an AWX job with job slicing); a later run with O(merge_parts) makes the fleet
+        report of the parts.
+      - Letters, digits, dots, dashes and underscores. Empty, the whole report.
+    type: str
+    default: ''
+  merge_parts:
+    description:
+      - Make the fleet report from every part in C(parts/) of O(dir) instead of reading hosts; the changes are
+        computed against the previous fleet report as usual. A host in two parts is taken from the later part, with
+        a note. The parts taken are moved to C(parts/merged/<time of the merge>/), never deleted.
+      - Fails naming the directory when there is no part, and the file when one is not a part.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -100,6 +116,22 @@ EXAMPLES = r'''
   run_once: true
   delegate_to: localhost
   register: report
+
+- name: In each slice of a sliced job, write the slice's part (named after its first host)
+  npu.ascend.fleet_report_write:
+    dir: /srv/npu-reports/fleet-a
+    hosts: "{{ ansible_play_hosts_all }}"
+    part: "{{ ansible_play_hosts_all | first }}"
+  run_once: true
+  delegate_to: localhost
+
+- name: After the slices, one fleet report of their parts
+  npu.ascend.fleet_report_write:
+    dir: /srv/npu-reports/fleet-a
+    hosts: []
+    merge_parts: true
+  run_once: true
+  delegate_to: localhost
 '''
 
 RETURN = r'''
@@ -112,7 +144,7 @@ fleet_report:
       description: The report directory.
       type: str
     files:
-      description: The files written, JSON first.
+      description: The files written, JSON first (with O(part), the part's file).
       type: list
       elements: str
     summary:

@@ -21,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -826,3 +827,67 @@ def published_result(report, directory, files):
             'changes': [change['text'] for change in entry['changes']],
         }
     return {'dir': directory, 'files': list(files), 'summary': report['summary'], 'nodes': nodes}
+
+
+# --------------------------------------------------------------------------------------
+# Parts: slices of one job (AWX job slicing) each write the report of their own nodes, and
+# one merge makes the fleet's report of them.
+# --------------------------------------------------------------------------------------
+
+PART_KIND = 'part'
+_PART_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$')
+
+
+def part_name(name):
+    """``name`` when it can be a part's file name (letters, digits, ``._-``), else ValueError."""
+    name = _text(name)
+    if not _PART_NAME.match(name) or '..' in name:
+        raise ValueError('fleet_report_part is %r: a part is named with letters, digits, dots, dashes and '
+                         'underscores (at most 128). Fix: name the slice so, or set it to auto' % name)
+    return name
+
+
+def part_document(report, name):
+    """What a slice writes: the report's node entries and run, marked as a part of one fleet report."""
+    return {'format': FORMAT, 'format_version': FORMAT_VERSION, 'kind': PART_KIND, 'part': part_name(name),
+            'generated_at': report.get('generated_at'), 'run': report.get('run') or {}, 'nodes': report['nodes']}
+
+
+def merge_parts(parts, previous=None, run=None, generated_at=None):
+    """One fleet report from the parts slices wrote: ``parts`` is {name: JSON text or dict}.
+
+    A host in two parts (a slice run again, or a part left from another run) is taken from the
+    part generated last, with a note; ValueError names a part that is not one.
+    """
+    if not parts:
+        raise ValueError('no parts to merge')
+    documents = []
+    for name in sorted(parts):
+        document = parts[name]
+        if not isinstance(document, dict):
+            try:
+                document = json.loads(document)
+            except ValueError as error:
+                raise ValueError('part %s is not JSON (%s)' % (name, error))
+        if not isinstance(document, dict) or document.get('format') != FORMAT or document.get('kind') != PART_KIND \
+                or not isinstance(document.get('nodes'), dict):
+            raise ValueError('%s is not a part of an npu.ascend fleet report' % name)
+        if document.get('format_version') != FORMAT_VERSION:
+            raise ValueError('part %s has format_version %r; this collection reads %d'
+                             % (name, document.get('format_version'), FORMAT_VERSION))
+        documents.append((_text(document.get('generated_at')), name, document))
+    entries, taken_from, notes = {}, {}, []
+    for _generated, name, document in sorted(documents, key=lambda item: (item[0], item[1])):
+        for host, entry in document['nodes'].items():
+            if not isinstance(entry, dict) or entry.get('host') != host:
+                raise ValueError('part %s: node %s is not a report entry' % (name, host))
+            if host in entries:
+                notes.append('%s is in parts %s and %s; the later one, %s, is reported' % (
+                    host, taken_from[host], name, name))
+            entries[host] = copy.deepcopy(entry)
+            taken_from[host] = name
+    merged_run = dict(run or {})
+    merged_run['parts'] = [name for _generated, name, _document in sorted(documents, key=lambda item: item[1])]
+    report = build_report(list(entries.values()), previous=previous, run=merged_run, generated_at=generated_at)
+    report['notes'].extend(notes)
+    return report

@@ -185,3 +185,70 @@ def test_a_host_of_the_play_is_reported_from_its_own_read_or_its_probe(tmp_path)
     assert any('Critical' in problem for problem in nodes['node-c']['problems'])
     document = json.loads((tmp_path / 'reports' / 'fleet-report.json').read_text())
     assert '25.0.rc1.1' in json.dumps(document['nodes']['node-a']) and '24.1.rc2' not in json.dumps(document['nodes']['node-a'])
+
+
+def test_slices_write_their_parts_and_one_merge_makes_the_fleet_report(tmp_path):
+    # A first fleet report, for the changes the merge computes.
+    before = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], formats=[])
+    assert not before.get('failed'), before
+    slices = {'s1': {'node-a': dict(STACK_VARS, __fleet_report_gathered=_gathered(driver='25.0.rc2'))},
+              's2': {'node-b': _hostvars()['node-b']},
+              's3': {'node-c': dict(STACK_VARS, __fleet_report_gathered=_gathered())},
+              's4': {'node-d': dict(STACK_VARS, __fleet_report_gathered=_gathered())}}
+    for name, hostvars in slices.items():
+        written = _run(tmp_path, hostvars, sorted(hostvars), part=name, formats=[])
+        assert not written.get('failed'), written
+        assert written['fleet_report']['files'] == [str(tmp_path / 'reports' / 'parts' / (name + '.json'))]
+    # A part is not the fleet report: the fleet's JSON is still the first one.
+    reports = tmp_path / 'reports'
+    assert sorted(json.loads((reports / 'fleet-report.json').read_text())['nodes']) == ['node-a', 'node-b']
+    merged = _run(tmp_path, {}, [], hosts=[], merge_parts=True, run={'play': 'merge'})
+    assert not merged.get('failed'), merged
+    document = json.loads((reports / 'fleet-report.json').read_text())
+    assert sorted(document['nodes']) == ['node-a', 'node-b', 'node-c', 'node-d']
+    assert document['run']['parts'] == ['s1', 's2', 's3', 's4']
+    # The changes are against the fleet report before the slices: node-a's driver moved.
+    assert any('driver' in change['text'] for change in document['nodes']['node-a']['changes'])
+    assert document['nodes']['node-b']['changes'] == []
+    assert [change['text'] for change in document['nodes']['node-c']['changes']] == ['new in the report']
+    # The parts taken are kept aside, out of the next slices' way.
+    assert sorted(os.listdir(str(reports / 'parts'))) == ['merged']
+    aside = reports / 'parts' / 'merged' / os.listdir(str(reports / 'parts' / 'merged'))[0]
+    assert sorted(os.listdir(str(aside))) == ['s1.json', 's2.json', 's3.json', 's4.json']
+
+
+def test_a_host_in_two_parts_comes_from_the_later_part_with_a_note(tmp_path):
+    first = fr.report_from_inputs([{'host': 'node-a', 'gathered': _gathered(driver='24.1.rc3')}],
+                                  generated_at='2026-12-05T09:00:00Z')
+    second = fr.report_from_inputs([{'host': 'node-a', 'gathered': _gathered()}], generated_at='2026-12-05T10:00:00Z')
+    report = fr.merge_parts({'z-old': fr.part_document(first, 'z-old'), 'a-new': fr.part_document(second, 'a-new')})
+    assert report['nodes']['node-a']['versions']['driver'] == '25.0.rc1.1'
+    assert report['notes'] == ['node-a is in parts z-old and a-new; the later one, a-new, is reported']
+
+
+@pytest.mark.parametrize('parts, message', [
+    ({}, 'no parts to merge'),
+    ({'p': '{not json'}, 'part p is not JSON'),
+    ({'p': {'format': 'npu.ascend/fleet-report', 'nodes': {}}}, 'p is not a part of an npu.ascend fleet report'),
+    ({'p': {'format': 'npu.ascend/fleet-report', 'kind': 'part', 'format_version': 9, 'nodes': {}}},
+     'part p has format_version 9'),
+    ({'p': {'format': 'npu.ascend/fleet-report', 'kind': 'part', 'format_version': 1, 'nodes': {'a': {'host': 'b'}}}},
+     'part p: node a is not a report entry'),
+])
+def test_what_is_not_a_part_is_refused_by_name(parts, message):
+    with pytest.raises(ValueError, match=message):
+        fr.merge_parts(parts)
+
+
+@pytest.mark.parametrize('name', ['../escape', 'a/b', '.hidden', 'x' * 129, 'two..dots', 'sp ace'])
+def test_a_part_name_cannot_leave_the_parts_directory(tmp_path, name):
+    result = _run(tmp_path, _hostvars(), ['node-a', 'node-b'], part=name)
+    assert result['failed'] and 'fleet_report_part is' in result['msg'] and 'Fix:' in result['msg']
+    assert not (tmp_path / 'reports' / 'parts').exists() or os.listdir(str(tmp_path / 'reports' / 'parts')) == []
+
+
+def test_a_merge_without_parts_and_part_with_merge_are_refused(tmp_path):
+    result = _run(tmp_path, {}, [], hosts=[], merge_parts=True)
+    assert result['failed'] and 'no parts in %s' % (tmp_path / 'reports' / 'parts') in result['msg']
+    both = _run(tmp_path, {}, [], hosts=[], merge_parts=True, part='s1')
+    assert both['failed'] and both['msg'].startswith('fleet_report_part and fleet_report_merge_parts are both set')
