@@ -18,6 +18,8 @@ __metaclass__ = type
 import re
 import shlex
 
+from ansible_collections.npu.ascend.plugins.plugin_utils.preflight_summary import HOSTS_SHOWN, hosts_text, nodes_text
+
 # What a node is left with when it stopped in a stage: the state an operator finds on it.
 STAGE_STATE = {
     'connect': 'untouched: the node was not reached',
@@ -52,8 +54,6 @@ FIX_REBOOT = ('the node did not come back from its reboot within hdk_reboot_time
               'it on if it is off, then run the retry command')
 FIX_UNKNOWN = 'read the message and the task output above, fix the cause, then run the retry command'
 _HAS_FIX = re.compile(r'\bfix:', re.I)
-# Host names the summary shows per line before it counts the rest.
-HOSTS_SHOWN = 10
 # A message longer than this is cut in the summary; the full one was printed when the node stopped.
 MESSAGE_SHOWN = 400
 
@@ -69,17 +69,6 @@ def _text(value):
 def _first_lines(message, limit=MESSAGE_SHOWN):
     text = ' '.join(_text(message).split())
     return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
-
-
-def _hosts(hosts, limit=HOSTS_SHOWN):
-    hosts = list(hosts)
-    if limit and len(hosts) > limit:
-        return '%s and %d more' % (', '.join(hosts[:limit]), len(hosts) - limit)
-    return ', '.join(hosts)
-
-
-def _nodes(count):
-    return '%d node%s' % (count, '' if count == 1 else 's')
 
 
 def stop_record(stage, task, result, unreachable=None):
@@ -203,12 +192,12 @@ def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_pe
             '%s. No node was changed: when many nodes fail together, they usually share one cause (the stack, the '
             'package source, the inventory). Fix: see each node\'s message above and fix what they share; if these '
             'nodes are really down or sick, raise %s or leave them out with --limit' % (
-                len(failed), _nodes(total), stage, percentage, name, budget, _hosts(failed), name))
+                len(failed), nodes_text(total), stage, percentage, name, budget, hosts_text(failed), name))
     elif failed:
         message = ('%d of %s failed %s (%.0f%%, within the budget %s=%g%%): %s; the others go on' % (
-            len(failed), _nodes(total), stage, percentage, name, budget, _hosts(failed)))
+            len(failed), nodes_text(total), stage, percentage, name, budget, hosts_text(failed)))
     else:
-        message = 'All %s passed %s' % (_nodes(total), stage)
+        message = 'All %s passed %s' % (nodes_text(total), stage)
     return {'total': total, 'failed': failed, 'percentage': round(percentage, 1), 'budget': budget,
             'exceeded': exceeded, 'message': message}
 
@@ -242,9 +231,9 @@ def summary_lines(rows, retry=None, limit=HOSTS_SHOWN):
         count[row['status']] = count.get(row['status'], 0) + 1
     targeted = len(rows) - count.get('not_run', 0)
     lines = ['Run of %s: %d done, %d failed, %d unreachable%s' % (
-        _nodes(targeted), count.get('ok', 0), count.get('failed', 0), count.get('unreachable', 0),
+        nodes_text(targeted), count.get('ok', 0), count.get('failed', 0), count.get('unreachable', 0),
         ('; %d not in this run (--limit): %s' % (
-            count['not_run'], _hosts([row['host'] for row in rows if row['status'] == 'not_run'], limit)))
+            count['not_run'], hosts_text([row['host'] for row in rows if row['status'] == 'not_run'], limit)))
         if count.get('not_run') else '')]
     for status, title in (('unreachable', 'Unreachable'), ('failed', 'Failed')):
         stopped = [row for row in rows if row['status'] == status]

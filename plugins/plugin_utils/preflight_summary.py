@@ -21,14 +21,16 @@ _NO_CHANGE_PREFIXES = ('keep ', 'no reboot', 'no service restart', 'nothing to d
 HOSTS_SHOWN = 10
 
 
-def _hosts(hosts, limit=HOSTS_SHOWN):
+def hosts_text(hosts, limit=HOSTS_SHOWN):
+    """Host names joined by commas, the ones past ``limit`` counted ("a, b and 190 more")."""
     hosts = list(hosts)
     if limit and len(hosts) > limit:
         return '%s and %d more' % (', '.join(hosts[:limit]), len(hosts) - limit)
     return ', '.join(hosts)
 
 
-def _nodes(count):
+def nodes_text(count):
+    """``1 node``, ``2 nodes``."""
     return '%d node%s' % (count, '' if count == 1 else 's')
 
 
@@ -71,7 +73,7 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
     ready = [host for host in checked if host not in not_ready]
     missing_variables = list(missing_variables or [])
     lines = ['Preflight of %s: %d ready, %d not ready%s%s' % (
-        _nodes(len(hosts)), len(ready), len(not_ready),
+        nodes_text(len(hosts)), len(ready), len(not_ready),
         (', %d not checked (unreachable or failed before the checks)' % len(unchecked)) if unchecked else '',
         ('; %d required variable(s) missing' % len(missing_variables)) if missing_variables else '')]
     if not_ready:
@@ -87,16 +89,16 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
                            for check in reports[host].get('checks') or []
                            if check.get('name', '?') == name and not check.get('ok', True))
             for fix, fix_hosts in fixes:
-                lines.append('  %s on %s (%s)%s' % (name, _nodes(len(fix_hosts)), _hosts(fix_hosts, limit),
+                lines.append('  %s on %s (%s)%s' % (name, nodes_text(len(fix_hosts)), hosts_text(fix_hosts, limit),
                                                     (' -- fix: ' + fix) if fix else ''))
     if unchecked:
-        lines.append('Not checked: %s' % _hosts(unchecked, limit))
+        lines.append('Not checked: %s' % hosts_text(unchecked, limit))
         reasons = _group((_stop_reason(stops.get(host)), host) for host in unchecked)
         for reason, reason_hosts in reasons:
-            lines.append('  %s (%s): %s' % (_nodes(len(reason_hosts)), _hosts(reason_hosts, limit), reason))
+            lines.append('  %s (%s): %s' % (nodes_text(len(reason_hosts)), hosts_text(reason_hosts, limit), reason))
     for item in missing_variables:
         lines.append('Missing variable %s (role %s) on %s%s' % (
-            item.get('variable'), item.get('role'), _hosts(item.get('hosts') or [], limit),
+            item.get('variable'), item.get('role'), hosts_text(item.get('hosts') or [], limit),
             ('; for example %s: %s' % (item.get('variable'), item['example'])) if item.get('example') else ''))
     steps = _group((str(step), host) for host in checked for step in reports[host].get('plan') or []
                    if not str(step).startswith(_NO_CHANGE_PREFIXES))
@@ -104,7 +106,7 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
                  if not any(not str(step).startswith(_NO_CHANGE_PREFIXES) for step in reports[host].get('plan') or [])]
     lines.append('Changes planned:' if steps else 'Changes planned: none')
     for step, step_hosts in steps:
-        lines.append('  %s: %s (%s)' % (step, _nodes(len(step_hosts)), _hosts(step_hosts, limit)))
+        lines.append('  %s: %s (%s)' % (step, nodes_text(len(step_hosts)), hosts_text(step_hosts, limit)))
     if steps and unchanged:
-        lines.append('  no change: %s (%s)' % (_nodes(len(unchanged)), _hosts(unchanged, limit)))
+        lines.append('  no change: %s (%s)' % (nodes_text(len(unchanged)), hosts_text(unchanged, limit)))
     return lines
