@@ -128,8 +128,9 @@ def judge(running, boot_names, modules, dkms_paths, arch=None, dkms_status=None,
 
     def state(release):
         path = modules.get(release) if release else None
-        return {'release': release, 'present': bool(path), 'path': path,
-                'dkms': any(build[2] == release for build in builds)}
+        built = any(build[2] == release for build in builds)
+        # A DKMS build counts even where the module went outside updates/ and extra/ (DEST_MODULE_LOCATION).
+        return {'release': release, 'present': bool(path) or built, 'path': path, 'dkms': built}
 
     return {
         'running': state(running),

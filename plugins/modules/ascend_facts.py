@@ -278,7 +278,7 @@ ansible_facts:
               C(/boot/vmlinuz-<release>) or the running kernel), each with C(release), C(present), C(path) and
               C(dkms) (DKMS built the modules for it).
             - C(installed) lists the releases of the C(/boot/vmlinuz-<release>) images.
-            - C(dkms) says whether the driver went the DKMS way (C(used): DKMS's tree C(/var/lib/dkms) holds a
+            - C(dkms) says whether the driver went the DKMS way (C(used), true when DKMS's tree C(/var/lib/dkms) holds a
               build of the driver's modules), its DKMS C(module) name and C(version), the C(kernels) it built for,
               and only then C(status), what C(dkms status -m <module>) printed (or why it could not run), parsed
               in C(entries).
