@@ -30,8 +30,8 @@ def _driver_version(probe):
 def _how(kernel_modules):
     dkms = kernel_modules.get('dkms') or {}
     if dkms.get('used'):
-        return 'built through DKMS (module %s) for %s only' % (dkms.get('module'), ', '.join(dkms.get('kernels') or [])
-                                                              or 'no kernel')
+        kernels = ', '.join(dkms.get('kernels') or []) or 'no kernel'
+        return 'built through DKMS (module %s) for %s only' % (dkms.get('module'), kernels)
     running = (kernel_modules.get('running') or {}).get('release')
     return 'installed without DKMS: prebuilt modules for %s only' % running
 

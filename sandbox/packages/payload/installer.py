@@ -324,8 +324,8 @@ class DriverInstaller(HdkInstaller):
                      ["dkms", "install", "-m", self.DKMS_MODULE, "-v", self.version, "-k", release]):
             result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     universal_newlines=True, check=False)
-            self.console.log("[Driver] [%s] [INFO]%s: %s" % (self.console.timestamp(), " ".join(argv),
-                                                              result.stdout.strip()))
+            self.console.log("[Driver] [%s] [INFO]%s: %s"
+                             % (self.console.timestamp(), " ".join(argv), result.stdout.strip()))
             if result.returncode != 0:
                 return "%s failed (rc=%d)" % (" ".join(argv), result.returncode)
         return None
