@@ -34,8 +34,9 @@ description:
   - Also returns, so that one call is the probe the roles plan from (P(npu.ascend.ascend_plan#filter)), the
     operating system as C(/etc/os-release) names it (what the compatibility matrix matches), the free space of
     O(free_space_path) and which of O(paths) exist, the container engines and the kubelet as systemd knows them
-    (one C(systemctl show)), the containerd release, and whether the Python library the containerd config
-    modules need (C(tomlkit)) can be imported by the interpreter the modules run with; when asked, the chips as
+    (one C(systemctl show)), the containerd release, whether the NPU driver's kernel modules exist for the
+    running kernel and for the kernel the next boot takes (and whether DKMS built them), and whether the Python
+    library the containerd config modules need (C(tomlkit)) can be imported by the interpreter the modules run with; when asked, the chips as
     C(npu-smi) reports them (O(npu_smi)) and what the package manager knows of some packages (O(packages)).
   - Read-only; runs in check mode.
 options:
@@ -269,6 +270,29 @@ ansible_facts:
               dnf exits 1 when some names are unknown and still lists the others, so that is not a failure.
           type: dict
           returned: when O(packages) and O(package_manager) are given
+        kernel_modules:
+          description:
+            - Whether the NPU driver's kernel modules (C(drv_pcie_hdc_host.ko) and its kin, under
+              C(/lib/modules/<release>/updates) or C(extra), at any depth up to 3) exist for the running kernel
+              (C(running)) and for the newest installed kernel, the one the next boot takes (C(next); the newest
+              C(/boot/vmlinuz-<release>) or the running kernel), each with C(release), C(present), C(path) and
+              C(dkms) (DKMS built the modules for it).
+            - C(installed) lists the releases of the C(/boot/vmlinuz-<release>) images.
+            - C(dkms) says whether the driver went the DKMS way (C(used), true when DKMS's tree C(/var/lib/dkms) holds a
+              build of the driver's modules), its DKMS C(module) name and C(version), the C(kernels) it built for,
+              and only then C(status), what C(dkms status -m <module>) printed (or why it could not run), parsed
+              in C(entries).
+            - Huawei's installer builds through DKMS only when dkms, gcc and the running kernel's headers are
+              installed; otherwise it copies prebuilt modules for the running kernel only, and a kernel installed
+              later has none (docs/kernel-upgrades.md).
+          type: dict
+          returned: always
+          sample:
+            running: {release: 6.1.0-28-amd64, present: true, dkms: false,
+                      path: /lib/modules/6.1.0-28-amd64/updates/drv_pcie_hdc_host.ko}
+            next: {release: 6.1.0-29-amd64, present: false, dkms: false, path: null}
+            installed: [6.1.0-29-amd64]
+            dkms: {used: false, module: null, version: null, kernels: [], status: null, entries: []}
         python_libraries:
           description: Per Python library the collection's modules need on the node (C(tomlkit)), whether the
             interpreter running the modules can import it.
@@ -291,6 +315,7 @@ from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
 from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
+from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
 from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
@@ -518,6 +543,53 @@ def file_states(paths):
     return states
 
 
+def find_npu_module(release, root=None):
+    """The path of one of the driver's modules under ``<root>/<release>/{updates,extra}``, or None."""
+    root = root or kernel_modules.MODULES_ROOT
+    for sub in kernel_modules.MODULE_DIRS:
+        top = os.path.join(root, release, sub)
+        for directory, subdirectories, names in os.walk(top):
+            if directory[len(top):].count(os.sep) >= kernel_modules.MAX_DEPTH:
+                subdirectories[:] = []
+            subdirectories.sort()
+            for name in sorted(names):
+                if kernel_modules.is_npu_module(name):
+                    return os.path.join(directory, name)
+    return None
+
+
+def read_dkms_status(module, dkms_module):
+    """What ``dkms status`` says of the driver's DKMS module; never fails the probe."""
+    dkms = module.get_bin_path('dkms')
+    if not dkms:
+        return 'dkms is not installed (the DKMS tree holds the driver\'s modules, but there is no dkms command)'
+    argv = kernel_modules.dkms_status_argv(dkms, dkms_module)
+    started = time.time()
+    rc, out, err = module.run_command(timed_command.timeout_argv(argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS),
+                                      environ_update=_C_LOCALE)
+    if timed_command.stopped_by_timeout(rc, time.time() - started, PROBE_TIMEOUT_SECONDS):
+        return '%s did not answer within %d s' % (' '.join(argv), PROBE_TIMEOUT_SECONDS)
+    return out.strip() if rc == 0 else ('%s failed (rc=%s): %s' % (' '.join(argv), rc, (err or out).strip()))
+
+
+def read_kernel_modules(module, arch):
+    """The ``kernel_modules`` fact: the driver's modules for the running and the next kernel, and DKMS.
+
+    Reads directories only; ``dkms status`` runs only when DKMS built the driver's modules."""
+    running = platform.release()
+    try:
+        boot_names = os.listdir(kernel_modules.BOOT_DIR)
+    except OSError:
+        boot_names = []
+    releases = set([running, kernel_modules.newest_release(kernel_modules.boot_releases(boot_names) + [running])])
+    modules = dict((release, find_npu_module(release)) for release in releases if release)
+    dkms_paths = glob.glob(os.path.join(kernel_modules.DKMS_TREE, '*', '*', '*', '*', 'module', '*'))
+    tree = kernel_modules.DKMS_TREE
+    builds = kernel_modules.dkms_builds(dkms_paths, arch, tree)
+    status = read_dkms_status(module, builds[0][0]) if builds else None
+    return kernel_modules.judge(running, boot_names, modules, dkms_paths, arch, status, tree)
+
+
 def python_libraries():
     return dict((name, importlib.util.find_spec(name) is not None) for name in PYTHON_LIBRARIES)
 
@@ -549,6 +621,7 @@ def gather(module, install_path):
     facts['services'] = read_services(module)
     facts['containerd'] = read_containerd(module)
     facts['python_libraries'] = python_libraries()
+    facts['kernel_modules'] = read_kernel_modules(module, arch)
     if module.params['npu_smi'] != 'none':
         facts['npu_smi'], facts['npu_smi_error'] = read_npu_smi(module, facts['npu_smi_path'], module.params['npu_smi'])
     if module.params['packages'] and module.params['package_manager']:

@@ -43,6 +43,7 @@ import json
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 
 COMPONENTS = ('driver', 'npu-smi', 'device-plugin', 'scheduling', 'runtime', 'versions', 'health')
 NPU_RESOURCE_PREFIXES = ('huawei.com/',)
@@ -245,7 +246,19 @@ def _driver_cause(name, evidence):
                        'driver %s installed, no npu-smi in /usr/local/sbin or /usr/local/bin'
                        % _installed(facts, 'driver').get('version'),
                        'reinstall the driver (npu.ascend.hdk)')
+    problem = kernel_judgement.kernel_problem(facts, evidence.get('install_path'))
+    if problem and problem['kind'] == 'running':
+        return finding(name, 'driver', 'kernel changed, driver modules missing', problem['detail'], problem['fix'])
     return None
+
+
+def _next_kernel_findings(name, evidence, reported):
+    """The kernel the next boot takes has no NPU modules: nothing is wrong yet, the NPUs go at that reboot."""
+    problem = kernel_judgement.kernel_problem(evidence.get('facts'), evidence.get('install_path'))
+    if 'driver' in reported or not problem or problem['kind'] != 'next':
+        return []
+    return [finding(name, 'driver', 'the kernel the next boot takes has no NPU driver modules',
+                    problem['detail'], problem['fix'])]
 
 
 def _npu_smi_cause(name, evidence):
@@ -674,6 +687,7 @@ def _node_findings(evidence, context):
                 # Nothing further down works without a running driver.
                 return findings
             break
+    findings.extend(_next_kernel_findings(name, evidence, reported))
     findings.extend(_health_findings(name, evidence, context, reported))
     findings.extend(_runtime_findings(name, evidence, context))
     findings.extend(_version_findings(name, evidence, reported))

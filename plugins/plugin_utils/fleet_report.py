@@ -26,6 +26,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
@@ -175,6 +176,10 @@ def _check_chips(entry):
                             for reason in entry['reboot_reasons']) or 'an installer'
         return _check(CHECK_CHIPS, FAILED, 'a reboot asked for by %s is pending, so the chips run the old '
                                            'software. Fix: reboot the node.' % reasons)
+    kernel = entry.get('kernel_problem')
+    if kernel and kernel['kind'] == 'running':
+        # Before npu-smi's error: the missing modules are its cause.
+        return _check(CHECK_CHIPS, FAILED, '%s. Fix: %s.' % (kernel['detail'], kernel['fix']))
     health = entry['health']
     if health['npu_smi_error']:
         return _check(CHECK_CHIPS, FAILED, health['npu_smi_error'])
@@ -189,6 +194,9 @@ def _check_chips(entry):
         return _check(CHECK_CHIPS, FAILED, '%d of %d chips not OK: %s. Fix: see `npu-smi info -t health` on the '
                                            'node and Huawei\'s fault handling for the chip.'
                       % (len(health['unhealthy']), health['chips'], '; '.join(health['unhealthy'])))
+    if kernel:
+        return _check(CHECK_CHIPS, FAILED, 'all %d chips OK now, but %s. Fix: %s.'
+                      % (health['chips'], kernel['detail'], kernel['fix']))
     return _check(CHECK_CHIPS, PASSED, 'all %d chips OK' % health['chips'])
 
 
@@ -325,6 +333,7 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
                        if (wanted or {}).get(component) not in (None, '')),
         'reboot_pending': bool((facts or {}).get('reboot_pending')),
         'reboot_reasons': list((facts or {}).get('reboot_reasons') or []),
+        'kernel_problem': kernel_judgement.kernel_problem(facts),
         'kubernetes': _kubernetes(k8s, facts, domain),
         'preflight': published.get('preflight_report'),
         'k8s_node_result': published.get('k8s_node_result'),

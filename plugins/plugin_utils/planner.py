@@ -22,6 +22,7 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, version_mismatches)
 
@@ -160,7 +161,7 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
     if not items:
         lines = ['nothing to do: no component version is set']
 
-    return {
+    plan = {
         'components': items,
         'order': [item['component'] for item in changing],
         'roles': dict((role, [item['component'] for item in changing if item['role'] == role]) for role in ROLES),
@@ -173,6 +174,10 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
         'changes': bool(changing) or bool(restarts) or pending,
         'lines': lines,
     }
+    kernel_line = kernel_judgement.plan_line(plan, probe)
+    if kernel_line:
+        lines.append(kernel_line)
+    return plan
 
 
 def packages_to_stage(plan, role=None, chip=None):

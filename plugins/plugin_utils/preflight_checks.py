@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 
 _APT_POLICY = re.compile(r'^(\S+):\n\s+Installed: (\S+)\n\s+Candidate: (\S+)', re.M)
 # The leftover an install record is, against the components whose version files it records.
@@ -266,6 +267,7 @@ def node_checks(inputs):
             + system_checks(facts, inputs['supported_os'], inputs['supported_arches'])
             + build_checks(facts.get('pkg_mgr'), facts.get('kernel'), build['headers'], build['toolchain'],
                            build.get('query'), build['tree'] in (probe.get('paths_present') or []))
+            + [kernel_judgement.preflight_check(probe, plan)]
             + [disk_check(probe.get('free_kb'), inputs['min_free_gb']),
                leftover_check(probe, inputs['leftover_paths'])]
             + package_checks(packages['wanted'], packages['source'], probe.get('chip_family'), packages.get('resolved'))

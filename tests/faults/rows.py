@@ -284,6 +284,55 @@ CANN_ROWS = [
     },
 ]
 
+# Kernels that move on (docs/kernel-upgrades.md). The node's apt repository offers a kernel update
+# (sandbox/README.md): installing linux-image-sandbox-update puts a newer kernel in /boot and
+# /lib/modules and runs /etc/kernel's hooks, DKMS's among them, as Debian's kernel packages do.
+KERNEL_UPDATE = "linux-image-sandbox-update"
+KERNEL_UPDATE_HEADERS = "linux-headers-sandbox-update"
+APT = "DEBIAN_FRONTEND=noninteractive apt-get -y -q"
+STAGED_DRIVER = "/var/cache/npu_ascend/packages/" + DRIVER_910B
+# The kernel update gone again (the running kernel's headers stay).
+NO_KERNEL_UPDATE = ("exec", ["sh", "-c", "%s purge %s %s $(dpkg-query -W -f '${Package}\\n' 'linux-image-[0-9]*' "
+                                         "'linux-headers-[0-9]*' 2>/dev/null | grep -v \"$(uname -r)\") >/dev/null"
+                                         % (APT, KERNEL_UPDATE, KERNEL_UPDATE_HEADERS)])
+# The driver's modules exist for both kernels, built by DKMS.
+MODULES_FOR_BOTH_KERNELS = ("exec", ["sh", "-c", "test $(ls /lib/modules/*/updates/dkms/drv_pcie_hdc_host.ko | wc -l) -eq 2"])
+
+KERNEL_ROWS = [
+    {
+        "id": "KU2", "fault": "kernel upgraded after a DKMS install (not a fault: DKMS rebuilds the modules)",
+        "before": [NO_KERNEL_UPDATE],
+        # The upgrade as `apt upgrade` does it on Debian and Ubuntu: the image with its headers.
+        "inject": [("exec", ["sh", "-c", "%s install %s %s >/dev/null" % (APT, KERNEL_UPDATE, KERNEL_UPDATE_HEADERS)])],
+        "run": ("preflight", {}),
+        "expect": None,
+        "survive": HDK + OPERATOR_DATA,
+        "remove": [MODULES_FOR_BOTH_KERNELS],
+        "rerun": ("hdk", {}), "rerun_changed": 0,
+    },
+    {
+        "id": "KU1", "fault": "kernel upgraded after a driver install without DKMS (prebuilt modules, running kernel only)",
+        # The driver installed by hand on a node without dkms: Huawei's installer copies its prebuilt modules.
+        "before": [NO_KERNEL_UPDATE,
+                   ("exec", ["sh", "-c", "/usr/local/Ascend/driver/script/uninstall.sh >/dev/null && %s remove dkms "
+                                         ">/dev/null && %s --nox11 --full --quiet --install-for-all"
+                                         % (APT, STAGED_DRIVER)]),
+                   ("reboot",)],
+        "inject": [("exec", ["sh", "-c", "%s install %s >/dev/null" % (APT, KERNEL_UPDATE)])],
+        "run": ("preflight", {}),
+        "expect": {"host": HOST_NODE, "component": r"NPU kernel modules",
+                   "cause": r"kernel \S+, which the next boot takes, has no NPU modules of driver 25\.0\.rc1\.1 "
+                            r"\(installed without DKMS: prebuilt modules for \S+ only\)",
+                   "fix": r"fix:\sreinstall the driver so that it builds through DKMS: run \S+/uninstall\.sh, reboot, "
+                          r"then run the hdk role"},
+        "survive": HDK + OPERATOR_DATA,
+        # The fix as written: uninstall, reboot, the hdk role (dkms, gcc and both kernels' headers, then the driver).
+        "remove": [("exec", ["/usr/local/Ascend/driver/script/uninstall.sh"]), ("reboot",), ("playbook", "hdk", {}),
+                   MODULES_FOR_BOTH_KERNELS],
+        "rerun": ("preflight", {}), "rerun_changed": 0,
+    },
+]
+
 ENGINE_ROWS = [
     {
         "id": "E1", "fault": "runtime installer exits non-zero (rc=1)",
@@ -638,12 +687,12 @@ def _ids(rows):
 LANES = [
     ("host", HOST_NODE,
      [{"name": "the operator's data on the node", "actions": [PLANT_OPERATOR_DATA],
-       "for": _ids(PREFLIGHT_ROWS + HDK_ROWS + CANN_ROWS)}]
+       "for": _ids(PREFLIGHT_ROWS + HDK_ROWS + CANN_ROWS + KERNEL_ROWS)}]
      + _rows(PREFLIGHT_ROWS)
      + _rows(HDK_ROWS[:1])
      + [{"name": "firmware and driver installed", "actions": [("playbook", "hdk", {})],
-         "for": _ids(HDK_ROWS[1:] + CANN_ROWS)}]
-     + _rows(HDK_ROWS[1:] + CANN_ROWS)),
+         "for": _ids(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)}]
+     + _rows(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)),
     ("engine", ENGINE_NODE,
      [{"name": "firmware and driver, Docker, the operator's engine configs and data, the probe image",
        "actions": [("playbook", "hdk", {}), ("playbook", "operator_engines", {}), PLANT_OPERATOR_DATA,

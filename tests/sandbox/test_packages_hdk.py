@@ -108,19 +108,43 @@ def test_missing_tools_are_listed(node, hidden, listed):
     assert not driver_installed(node)
 
 
-def test_missing_kernel_headers_fail_the_dkms_build(node):
-    node.exec(["sh", "-c", "apt-get remove -y -q linux-headers-$(uname -r) >/dev/null"])
+def test_without_kernel_headers_the_prebuilt_modules_are_copied_for_the_running_kernel(node):
+    # Facts reference section 13: no DKMS without dkms, gcc and the running kernel's headers.
+    node.exec(["sh", "-c", "apt-get remove -y -q linux-headers-$(uname -r) >/dev/null; "
+                           "dkms remove -m ascend_driver --all >/dev/null 2>&1; rm -rf /var/lib/dkms/ascend_driver"])
     try:
-        run = testing.run_package(node, DRIVER, *FULL, expect=1)
-        assert run.messages()[-2:] == [
-            "[ERROR]Dkms install failed, details in : var/log/ascend_seclog/ascend_install.log.",
-            "[ERROR]Failed to install driver package, please retry after uninstall and reboot!"]
+        testing.run_package(node, DRIVER, *FULL, expect=0)
+        assert driver_installed(node)
+        release = node.exec(["uname", "-r"]).stdout.strip()
+        assert testing.node_path_exists(node, "/lib/modules/%s/updates/drv_pcie_hdc_host.ko" % release)
+        assert not testing.node_path_exists(node, "/var/lib/dkms/ascend_driver")
         log = testing.read_node_file(node, "/var/log/ascend_seclog/ascend_install.log")
-        assert "kernel headers for the running kernel are missing" in log
-        assert not driver_installed(node)
+        assert "[INFO]not detect driver dkms dependence" in log
+        testing.run_package(node, DRIVER, "--uninstall", expect=0)
+        assert not testing.node_path_exists(node, "/lib/modules/%s/updates/drv_pcie_hdc_host.ko" % release)
     finally:
         testing.prepare_driver_prerequisites(node)
+
+
+def test_with_dkms_the_modules_are_built_for_every_kernel_that_gets_headers(node):
     testing.run_package(node, DRIVER, *FULL, expect=0)
+    release = node.exec(["uname", "-r"]).stdout.strip()
+    status = node.exec(["dkms", "status"]).stdout
+    assert "ascend_driver/25.0.rc1.1, %s" % release in status and "installed" in status
+    assert testing.node_path_exists(node, "/lib/modules/%s/updates/dkms/drv_pcie_hdc_host.ko" % release)
+    # The kernel upgrade: a second kernel, its headers installed with it; DKMS's hook builds for it.
+    node.exec(["sh", "-c", "apt-get install -y -q linux-image-sandbox-update linux-headers-sandbox-update >/dev/null"])
+    try:
+        upgraded = node.exec(["sh", "-c", "ls /boot | sed -n 's/^vmlinuz-//p'"]).stdout.split()
+        assert len(upgraded) == 1 and upgraded[0] != release
+        assert testing.node_path_exists(node, "/lib/modules/%s/updates/dkms/drv_pcie_hdc_host.ko" % upgraded[0])
+        testing.run_package(node, DRIVER, "--uninstall", expect=0)
+        assert not testing.node_path_exists(node, "/var/lib/dkms/ascend_driver")
+        assert not testing.node_path_exists(node, "/lib/modules/%s/updates/dkms/drv_pcie_hdc_host.ko" % upgraded[0])
+    finally:
+        node.exec(["sh", "-c", "apt-get purge -y -q linux-image-sandbox-update linux-headers-sandbox-update "
+                               "$(dpkg-query -W -f '${Package}\\n' 'linux-image-[0-9]*' 'linux-headers-[0-9]*' "
+                               "2>/dev/null | grep -v \"$(uname -r)\") >/dev/null; true"])
 
 
 def test_package_for_the_other_architecture_fails(node):

@@ -334,3 +334,54 @@ def test_without_packages_nothing_is_asked(node, run_module, engines_path):
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'package_manager': 'apt'},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert 'package_query' not in facts
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch):
+    """A /lib/modules, /boot and DKMS tree of our own; the running kernel is the test host's."""
+    from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules
+    import platform
+    roots = {'modules': tmp_path / 'lib-modules', 'boot': tmp_path / 'boot', 'dkms': tmp_path / 'dkms'}
+    for path in roots.values():
+        path.mkdir()
+    monkeypatch.setattr(kernel_modules, 'MODULES_ROOT', str(roots['modules']))
+    monkeypatch.setattr(kernel_modules, 'BOOT_DIR', str(roots['boot']))
+    monkeypatch.setattr(kernel_modules, 'DKMS_TREE', str(roots['dkms']))
+    roots['running'] = platform.release()
+    roots['next'] = roots['running'] + '.99'
+    return roots
+
+
+def test_the_probe_finds_prebuilt_modules_for_the_running_kernel_only(node, run_module, engines_path, kernels):
+    updates = kernels['modules'] / kernels['running'] / 'updates'
+    updates.mkdir(parents=True)
+    (updates / 'drv_pcie_hdc_host.ko').write_text('ko')
+    (kernels['boot'] / ('vmlinuz-' + kernels['next'])).write_text('image')
+    (kernels['modules'] / kernels['next'] / 'kernel').mkdir(parents=True)
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']['kernel_modules']
+    assert facts['running'] == {'release': kernels['running'], 'present': True, 'dkms': False,
+                                'path': str(updates / 'drv_pcie_hdc_host.ko')}
+    assert facts['next']['release'] == kernels['next'] and facts['next']['present'] is False
+    # no DKMS build: no dkms command was run
+    assert facts['dkms'] == {'used': False, 'module': None, 'version': None, 'kernels': [], 'status': None,
+                             'entries': []}
+
+
+def test_the_probe_asks_dkms_status_only_for_a_dkms_build(node, run_module, engines_path, kernels):
+    import platform
+    running = kernels['running']
+    built = kernels['dkms'] / 'ascend_driver' / '25.0.rc1.1' / running / platform.machine() / 'module'
+    built.mkdir(parents=True)
+    (built / 'drv_pcie_hdc_host.ko').write_text('ko')
+    installed = kernels['modules'] / running / 'updates' / 'dkms'
+    installed.mkdir(parents=True)
+    (installed / 'drv_pcie_hdc_host.ko.xz').write_text('ko')
+    _tool(engines_path, 'dkms', 'echo "$*" >> "%s/dkms-calls"\necho "ascend_driver/25.0.rc1.1, %s, %s: installed"\n'
+          % (engines_path, running, platform.machine()))
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']['kernel_modules']
+    assert facts['dkms']['used'] and facts['dkms']['module'] == 'ascend_driver'
+    assert facts['running']['present'] and facts['running']['dkms']
+    assert facts['dkms']['entries'][0]['state'] == 'installed'
+    assert (engines_path / 'dkms-calls').read_text() == 'status -m ascend_driver\n'

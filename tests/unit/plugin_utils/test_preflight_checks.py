@@ -208,8 +208,8 @@ def test_node_report():
     report = pc.node_report('n1', _inputs())
     assert [c['name'] for c in report['checks']] == [
         'NPUs on PCI', 'NPU count', 'operating system', 'architecture', 'package manager', 'kernel headers', 'DKMS toolchain',
-        'free disk', 'leftovers', 'readable installs', 'no downgrade', 'compatibility']
-    assert report['failed'] == [] and report['lines'][0] == 'Preflight of n1: 0 of 12 checks failed'
+        'NPU kernel modules', 'free disk', 'leftovers', 'readable installs', 'no downgrade', 'compatibility']
+    assert report['failed'] == [] and report['lines'][0] == 'Preflight of n1: 0 of 13 checks failed'
     assert report['lines'][-len(report['plan']) - 1:] == ['Plan for n1:'] + ['  ' + line for line in report['plan']]
     refused = pc.node_report('n1', _inputs(plan=planner.plan_node({'driver': '24.1.rc2'},
                                                                   {'installed': {'driver': {'version': '25.0.rc1.1'}}})))
