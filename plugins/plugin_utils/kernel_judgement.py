@@ -86,8 +86,12 @@ def plan_line(plan, probe):
     return 'the reboot boots kernel %s, which has no NPU modules (see the kernel modules check)' % problem['release']
 
 
-def preflight_check(probe, plan):
-    """Preflight's ``NPU kernel modules`` check ``{name, ok, detail, fix}``."""
+def preflight_check(probe, plan, enabled=True):
+    """Preflight's ``NPU kernel modules`` check ``{name, ok, detail, fix}``; ``enabled`` false is the
+    operator's opt-out (``preflight_kernel_modules_check``) for a driver that keeps its modules elsewhere."""
+    if not enabled:
+        return {'name': 'NPU kernel modules', 'ok': True, 'fix': '',
+                'detail': 'not checked (preflight_kernel_modules_check is false)'}
     kernel_modules = (probe or {}).get('kernel_modules')
     if not isinstance(kernel_modules, Mapping):
         return {'name': 'NPU kernel modules', 'ok': True, 'detail': 'not probed', 'fix': ''}

@@ -267,7 +267,7 @@ def node_checks(inputs):
             + system_checks(facts, inputs['supported_os'], inputs['supported_arches'])
             + build_checks(facts.get('pkg_mgr'), facts.get('kernel'), build['headers'], build['toolchain'],
                            build.get('query'), build['tree'] in (probe.get('paths_present') or []))
-            + [kernel_judgement.preflight_check(probe, plan)]
+            + [kernel_judgement.preflight_check(probe, plan, inputs.get('kernel_modules_check', True))]
             + [disk_check(probe.get('free_kb'), inputs['min_free_gb']),
                leftover_check(probe, inputs['leftover_paths'])]
             + package_checks(packages['wanted'], packages['source'], probe.get('chip_family'), packages.get('resolved'))

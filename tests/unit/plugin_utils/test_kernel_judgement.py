@@ -114,3 +114,11 @@ def test_filter():
     assert ascend_kernel_problem(None) is None
     with pytest.raises(Exception, match='expects what npu.ascend.ascend_facts returned'):
         ascend_kernel_problem('text')
+
+
+def test_the_operator_can_opt_out_of_the_kernel_modules_check():
+    probe = {'installed': {'driver': {'version': '25.0.rc1.1'}},
+             'kernel_modules': {'running': {'release': '6.1.0-9', 'present': False}, 'next': {}, 'dkms': {}}}
+    assert kj.preflight_check(probe, {})["ok"] is False
+    skipped = kj.preflight_check(probe, {}, enabled=False)
+    assert skipped['ok'] is True and skipped['detail'] == 'not checked (preflight_kernel_modules_check is false)'
