@@ -656,7 +656,7 @@ def _node_findings(evidence, context):
         if name not in context.nodes:
             findings.append(finding(name, 'scheduling', 'the cluster has no Node named %s' % name,
                                     'Nodes: %s' % (', '.join(sorted(context.nodes)) or 'none'),
-                                    'join the host to the cluster, or set doctor_k8s_node_name to its Node\'s name'))
+                                    'join the host to the cluster, or set npu_ascend_k8s_node_name to its Node\'s name'))
         else:
             findings.extend(_capacity_findings(name, evidence, context, reported))
             if 'driver' in reported:

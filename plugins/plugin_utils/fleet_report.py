@@ -784,7 +784,7 @@ def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_no
     """One ``node_entry`` input per host of ``hosts``, from the run's variables.
 
     ``host_vars(host)`` gives a host's variables; ``wanted_of(variables)`` its wanted stack. The
-    node name is the one every role uses (``k8s_node_name``); what the
+    node name is the one every role uses (``k8s_node_name`` below); what the
     roles published (``preflight_report``, ``k8s_node_result``, ``fleet_report_extra``) is taken
     as it is; the doctor's findings, when any host has them, are those naming the host or its node.
     """
