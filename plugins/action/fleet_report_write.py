@@ -32,7 +32,7 @@ ARGUMENT_SPEC = dict(
     formats=dict(type='list', elements='str', default=list(OPTIONAL_FORMATS)),
     template_dir=dict(type='path'),
     hosts=dict(type='list', elements='str', required=True),
-    label_domain=dict(type='str', default='npu.ascend'),
+    label_domain=dict(type='str'),
     kubernetes=dict(type='bool', default=False),
     k8s_nodes=dict(type='dict'),
     run=dict(type='dict', default={}),

@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 
-def fleet_report(nodes, previous=None, run=None, generated_at=None, domain='npu.ascend'):
+def fleet_report(nodes, previous=None, run=None, generated_at=None, domain=None):
     """The report document from one input dict per node (see fleet_report.yml)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
                worker_selector=True, noded=False, runtime_handler='ascend'):
-    """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node (``domain``: npu.ascend)."""
+    """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node (``domain``: empty for the default)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
     from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, node_labels, resource_name

@@ -24,6 +24,8 @@ import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 
+# The label domain of every role, filter and report of the collection when the inventory sets no
+# npu_ascend_label_domain: the one default (docs/kubernetes.md, "One label domain, one Node name").
 DEFAULT_DOMAIN = 'npu.ascend'
 
 LABEL_VALUE_MAX = 63
@@ -87,6 +89,24 @@ def _check_domain(domain):
         raise ValueError('label domain %r is not a DNS subdomain (lower-case letters, digits, '
                          '"-" and ".", for example npu.ascend or npu.example.com)' % (domain,))
     return domain
+
+
+def label_keys(domain=None):
+    """The keys of the collection's own labels and taint under ``domain`` (None or empty: DEFAULT_DOMAIN).
+
+    The one place that spells them: k8s_node writes them, validate lifts the taint, the DaemonSets
+    tolerate it and leave a paused node, k8s_maintenance and the upgrade playbook write and read
+    the upgrade state, doctor and the fleet report read them. Built from one domain, they cannot
+    disagree. ValueError for a domain that is not a DNS subdomain.
+    """
+    domain = _check_domain(domain or DEFAULT_DOMAIN)
+    keys = dict((name, '%s/%s' % (domain, suffix)) for name, suffix in (
+        ('validated', 'validated'), ('driver', 'driver'), ('runtime_handler', 'runtime-handler'),
+        ('upgrade_state', 'upgrade-state'), ('device_plugin', 'device-plugin'), ('unvalidated', 'unvalidated')))
+    keys['domain'] = domain
+    # The until-validated taint, as npu.ascend.k8s_taints takes it.
+    keys['unvalidated_taint'] = '%s=true:NoSchedule' % keys['unvalidated']
+    return keys
 
 
 def _check_label_key(key):

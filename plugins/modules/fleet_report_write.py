@@ -49,9 +49,11 @@ options:
     elements: str
     required: true
   label_domain:
-    description: Domain of the validated, driver and upgrade-state labels the report reads on the Node objects.
+    description:
+      - Domain of the validated, driver and upgrade-state labels the report reads on the Node objects
+        (C(npu_ascend_label_domain)).
+      - Unset or empty - the collection's default label domain (P(npu.ascend.k8s_label_keys#filter)).
     type: str
-    default: npu.ascend
   kubernetes:
     description: Whether the Node objects were read; without them the Kubernetes checks say so.
     type: bool

@@ -43,6 +43,7 @@ import json
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 
 COMPONENTS = ('driver', 'npu-smi', 'device-plugin', 'scheduling', 'runtime', 'versions', 'health')
@@ -51,7 +52,7 @@ NPU_RESOURCES = ('aliyun.com/npu',)
 DEFAULT_OPTIONS = {
     'runtime_name': 'ascend',
     'runtime_class': 'ascend',
-    'label_domain': 'npu.ascend',
+    'label_domain': DEFAULT_DOMAIN,
     'install_path': '/usr/local/Ascend',
     'device_plugin_namespace': 'kube-system',
 }
@@ -668,7 +669,7 @@ def _node_findings(evidence, context):
         if name not in context.nodes:
             findings.append(finding(name, 'scheduling', 'the cluster has no Node named %s' % name,
                                     'Nodes: %s' % (', '.join(sorted(context.nodes)) or 'none'),
-                                    'join the host to the cluster, or set doctor_k8s_node_name to its Node\'s name'))
+                                    'join the host to the cluster, or set npu_ascend_k8s_node_name to its Node\'s name'))
         else:
             findings.extend(_capacity_findings(name, evidence, context, reported))
             if 'driver' in reported:
@@ -710,19 +711,18 @@ def _node_pin(pod):
 def _node_block(pod, node_name, node, resource, count, context):
     """Why ``pod`` cannot get ``count`` of ``resource`` on one node, as (problem, evidence, fix), or None."""
     labels = _meta(node, 'labels') or {}
-    upgrade = labels.get('%s/upgrade-state' % context.options['label_domain'])
+    keys = label_keys(context.options['label_domain'])
+    upgrade = labels.get(keys['upgrade_state'])
     if _spec(node).get('unschedulable'):
-        fix = ('wait until the upgrade finishes (%s/upgrade-state=%s) or finish it' % (
-            context.options['label_domain'], upgrade) if upgrade else
-            '`kubectl uncordon %s` once the node is ready again' % node_name)
+        fix = ('wait until the upgrade finishes (%s=%s) or finish it' % (keys['upgrade_state'], upgrade) if upgrade else
+               '`kubectl uncordon %s` once the node is ready again' % node_name)
         return ('node %s is cordoned' % node_name,
-                'spec.unschedulable=true%s' % ((', %s/upgrade-state=%s' % (context.options['label_domain'], upgrade))
-                                               if upgrade else ''), fix)
+                'spec.unschedulable=true%s' % ((', %s=%s' % (keys['upgrade_state'], upgrade)) if upgrade else ''), fix)
     blocking = _untolerated_taints(_spec(pod).get('tolerations'), _spec(node).get('taints'))
     if blocking:
         taint = blocking[0]
         text = ', '.join(_format_taint(item) for item in blocking)
-        if taint.get('key') == '%s/unvalidated' % context.options['label_domain']:
+        if taint.get('key') == keys['unvalidated']:
             fix = ('the node is not validated yet: run npu.ascend.kubernetes (role npu.ascend.validate) to validate '
                    'it and lift the taint')
         else:

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_value
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -158,8 +158,9 @@ def _kubernetes(k8s, facts, domain):
         elif len(result['capacity']) == 1:
             resource = list(result['capacity'])[0]
     result['resource_name'] = resource or None
-    result['validated'] = labels.get('%s/validated' % domain)
-    result['upgrade_state'] = labels.get('%s/upgrade-state' % domain)
+    keys = label_keys(domain)
+    result['validated'] = labels.get(keys['validated'])
+    result['upgrade_state'] = labels.get(keys['upgrade_state'])
     return result
 
 
@@ -222,7 +223,7 @@ def _k8s_unusable(name, kubernetes):
         return _check(name, ERROR, 'the Node could not be read: %s' % kubernetes['error'])
     if not kubernetes['found']:
         return _check(name, FAILED, 'the cluster has no Node named %s. Fix: join the node to the cluster, or set '
-                                    'fleet_report_k8s_node_name.' % kubernetes['node_name'])
+                                    'npu_ascend_k8s_node_name.' % kubernetes['node_name'])
     return None
 
 
@@ -233,13 +234,14 @@ def _check_validated(entry, domain):
         return unusable
     labels = kubernetes['labels']
     validated = kubernetes['validated']
-    driver = labels.get('%s/driver' % domain)
+    keys = label_keys(domain)
+    driver = labels.get(keys['driver'])
     if not driver and entry['versions'].get('driver'):
         driver = label_value(entry['versions']['driver'])
     expected = driver or 'true'
     if not validated:
-        return _check(CHECK_VALIDATED, FAILED, 'not validated (no %s/validated label). Fix: run npu.ascend.kubernetes '
-                                               '(role npu.ascend.validate).' % domain)
+        return _check(CHECK_VALIDATED, FAILED, 'not validated (no %s label). Fix: run npu.ascend.kubernetes '
+                                               '(role npu.ascend.validate).' % keys['validated'])
     if validated != expected:
         return _check(CHECK_VALIDATED, FAILED, 'validated with driver %s but the node runs %s. Fix: run '
                                                'npu.ascend.kubernetes to validate it again.' % (validated, expected))
@@ -291,7 +293,7 @@ def _check_doctor(findings):
     return _check(CHECK_DOCTOR, PASSED, 'no findings')
 
 
-def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outcome=None, domain='npu.ascend'):
+def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outcome=None, domain=None):
     """The report entry of one node.
 
     ``gathered``: ``{facts, facts_error, npu_smi, npu_smi_error, unreachable}``, where ``facts``
@@ -523,7 +525,7 @@ def build_report(nodes, previous=None, run=None, generated_at=None):
 _NODE_KEYS = ('host', 'gathered', 'k8s', 'wanted', 'published', 'outcome')
 
 
-def report_from_inputs(nodes, previous=None, run=None, generated_at=None, domain='npu.ascend'):
+def report_from_inputs(nodes, previous=None, run=None, generated_at=None, domain=None):
     """The report from one ``node_entry`` input dict per node (as ``run_inputs`` makes them); ValueError
     names the node and what is wrong with its input."""
     if not isinstance(nodes, list):
@@ -780,11 +782,19 @@ def _unreachable_stop(stopped):
     return isinstance(stopped, dict) and bool(stopped.get('unreachable'))
 
 
+def k8s_node_name(variables, host):
+    """The Node of ``host``: ``npu_ascend_k8s_node_name`` from its variables, else the inventory name.
+
+    The rule every Kubernetes role applies as ``npu_ascend_k8s_node_name | default(inventory_hostname)``.
+    """
+    return variables.get('npu_ascend_k8s_node_name') or host
+
+
 def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_nodes=None, k8s_error=None):
     """One ``node_entry`` input per host of ``hosts``, from the run's variables.
 
     ``host_vars(host)`` gives a host's variables; ``wanted_of(variables)`` its wanted stack. The
-    node name is ``fleet_report_k8s_node_name``, else ``k8s_node_name``, else the host; what the
+    node name is the one every role uses (``k8s_node_name`` below); what the
     roles published (``preflight_report``, ``k8s_node_result``, ``fleet_report_extra``) is taken
     as it is; the doctor's findings, when any host has them, are those naming the host or its node.
     """
@@ -795,7 +805,7 @@ def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_no
     nodes = []
     for host in hosts:
         own = variables[host]
-        node_name = own.get('fleet_report_k8s_node_name', own.get('k8s_node_name', host))
+        node_name = k8s_node_name(own, host)
         published = {'extra': own.get('fleet_report_extra', {})}
         for key in ('preflight_report', 'k8s_node_result', 'outcome_stopped'):
             if key in own:

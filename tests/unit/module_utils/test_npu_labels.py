@@ -196,3 +196,33 @@ def test_label_changes_only_what_differs():
     assert npu_labels.label_changes(dict(current, **{'npu.ascend/driver': '25.0.rc1.1'}),
                                     {'accelerator': 'huawei-Ascend910', 'npu.ascend/firmware': None}) == {}
     assert npu_labels.label_changes(None, {'a': 'b'}) == {'a': 'b'}
+
+
+def test_label_keys_spell_every_key_from_one_domain():
+    keys = npu_labels.label_keys('npu.example.com')
+    assert keys == {
+        'domain': 'npu.example.com', 'validated': 'npu.example.com/validated', 'driver': 'npu.example.com/driver',
+        'runtime_handler': 'npu.example.com/runtime-handler', 'upgrade_state': 'npu.example.com/upgrade-state',
+        'device_plugin': 'npu.example.com/device-plugin', 'unvalidated': 'npu.example.com/unvalidated',
+        'unvalidated_taint': 'npu.example.com/unvalidated=true:NoSchedule'}
+    # The taint parses as the k8s_taints filter takes it, with the key the DaemonSets tolerate.
+    assert npu_labels.parse_taint(keys['unvalidated_taint'])['key'] == keys['unvalidated']
+
+
+@pytest.mark.parametrize('unset', [None, ''])
+def test_label_keys_without_a_domain_use_the_one_default(unset):
+    assert npu_labels.label_keys(unset)['domain'] == npu_labels.DEFAULT_DOMAIN
+    assert npu_labels.label_keys(unset) == npu_labels.label_keys(npu_labels.DEFAULT_DOMAIN)
+
+
+def test_label_keys_agree_with_the_labels_the_node_gets():
+    keys = npu_labels.label_keys('npu.example.com')
+    labels, _notes = npu_labels.node_labels(facts(docker_runtime='v7.3.0'), domain=keys['domain'])
+    assert labels[keys['driver']] == '25.0.rc1.1'
+    assert labels[keys['runtime_handler']] == 'ascend'
+
+
+@pytest.mark.parametrize('domain', ['NPU.example', 'npu_example', '.npu', 'npu.example.com/', 'a' * 254])
+def test_label_keys_refuse_a_domain_kubernetes_would_refuse(domain):
+    with pytest.raises(ValueError, match='not a DNS subdomain'):
+        npu_labels.label_keys(domain)

@@ -555,3 +555,19 @@ def test_bad_input_and_options():
 def test_format_finding():
     lines = doctor.format_finding({'node': '', 'component': 'scheduling', 'problem': 'p', 'evidence': 'e', 'fix': 'f'})
     assert lines == ['(cluster) [scheduling] p', '    evidence: e', '    fix: f']
+
+
+def test_another_label_domain_is_read_for_the_taint_and_the_upgrade_state():
+    # Issue 31: the doctor reads the labels and taint under the domain the roles wrote them with.
+    taint = {'key': 'npu.example.com/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}
+    state = cluster(pods=[pod('job', 'huawei.com/Ascend910', 1, pending_message=MSG_TAINT)])
+    state['nodes'] = with_node(state['nodes'], A2, k8s_node(A2, 'huawei.com/Ascend910', 8, taints=[taint]))
+    options = {'label_domain': 'npu.example.com'}
+    assert 'npu.ascend.validate' in only(doctor.diagnose([node_evidence(), duo_evidence()], state, options))['fix']
+    # Under the default domain the same taint is someone else's: remove it or tolerate it.
+    assert 'kubectl taint node' in only(doctor.diagnose([node_evidence(), duo_evidence()], state))['fix']
+
+    state['nodes'] = with_node(state['nodes'], A2, k8s_node(
+        A2, 'huawei.com/Ascend910', 8, unschedulable=True, labels={'npu.example.com/upgrade-state': 'upgrading'}))
+    item = only(doctor.diagnose([node_evidence(), duo_evidence()], state, options))
+    assert 'npu.example.com/upgrade-state=upgrading' in item['evidence']

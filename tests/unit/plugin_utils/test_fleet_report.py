@@ -392,3 +392,24 @@ def test_render_rejects_unknown_formats(node_data):
     # Markdown and HTML are the templates' (plugin_utils), not module_utils'.
     with pytest.raises(ValueError, match='unknown report format'):
         fr.render(_report(node_data), 'markdown')
+
+
+def test_another_label_domain_is_read_for_validation_and_the_upgrade_state(node_data):
+    # Issue 31: the report reads the labels under the domain the roles wrote them with.
+    gathered, k8s = node_data()
+    labels = k8s['node']['metadata']['labels']
+    for key in [key for key in labels if key.startswith('npu.ascend/')]:
+        labels[key.replace('npu.ascend/', 'npu.example.com/')] = labels.pop(key)
+    labels['npu.example.com/validated'] = labels['npu.example.com/driver']
+    labels['npu.example.com/upgrade-state'] = 'done'
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, domain='npu.example.com')
+    assert _checks(entry)['validated']['status'] == 'passed'
+    assert entry['kubernetes']['upgrade_state'] == 'done'
+    # Read under the default domain, the node has no validated label.
+    assert 'no npu.ascend/validated label' in _checks(fr.node_entry('node-a', gathered, k8s, WANTED))['validated']['message']
+
+
+def test_the_node_name_rule():
+    assert fr.k8s_node_name({'npu_ascend_k8s_node_name': 'a2.example.internal'}, 'a2') == 'a2.example.internal'
+    assert fr.k8s_node_name({}, 'a2') == 'a2'
+    assert fr.k8s_node_name({'npu_ascend_k8s_node_name': ''}, 'a2') == 'a2'

@@ -40,7 +40,8 @@ def _run(tmp_path, hostvars, play_hosts, **args):
 def _hostvars():
     return {
         'node-a': dict(STACK_VARS, __fleet_report_gathered=_gathered()),
-        'node-b': dict(STACK_VARS, __fleet_report_gathered=_gathered(health='Critical'), k8s_node_name='b.example'),
+        'node-b': dict(STACK_VARS, __fleet_report_gathered=_gathered(health='Critical'),
+                       npu_ascend_k8s_node_name='b.example'),
     }
 
 
@@ -119,9 +120,11 @@ def test_a_template_that_does_not_render_names_the_fix(tmp_path):
 
 def test_run_inputs_take_names_findings_and_published_data_from_each_host():
     variables = {
-        'a': {'k8s_node_name': 'node-a', 'preflight_report': {'failed': []}, 'fleet_report_extra': {'rack': 1},
+        'a': {'npu_ascend_k8s_node_name': 'node-a', 'preflight_report': {'failed': []}, 'fleet_report_extra': {'rack': 1},
               'doctor_findings': [{'node': 'node-a', 'id': 'x'}, {'node': 'b', 'id': 'y'}]},
-        'b': {'fleet_report_k8s_node_name': 'b', 'k8s_node_name': 'ignored', 'doctor_findings': [{'node': 'b', 'id': 'y'}]},
+        # The per-role names of before issue 31 are no longer read: one variable names the Node.
+        'b': {'npu_ascend_k8s_node_name': 'b', 'k8s_node_name': 'ignored', 'fleet_report_k8s_node_name': 'ignored',
+              'doctor_findings': [{'node': 'b', 'id': 'y'}]},
         'c': {},
     }
     nodes = fr.run_inputs(['a', 'b', 'c'], variables.__getitem__, ['a', 'c'], lambda v: {'driver': '1'},

@@ -46,3 +46,19 @@ def test_k8s_label_changes():
     assert k8s_label_changes(None, {'a': '1'}) == {'a': '1'}
     with pytest.raises(AnsibleFilterError, match='must be a dict'):
         k8s_label_changes(['a'], {})
+
+
+def test_k8s_label_keys_default_and_custom_domain():
+    from ansible_collections.npu.ascend.plugins.filter.k8s_label_keys import k8s_label_keys
+    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN
+    assert k8s_label_keys(None)['domain'] == DEFAULT_DOMAIN
+    assert k8s_label_keys('')['unvalidated'] == DEFAULT_DOMAIN + '/unvalidated'
+    assert k8s_label_keys('npu.example.com')['upgrade_state'] == 'npu.example.com/upgrade-state'
+
+
+def test_k8s_label_keys_names_the_variable_to_fix():
+    from ansible_collections.npu.ascend.plugins.filter.k8s_label_keys import k8s_label_keys
+    with pytest.raises(AnsibleFilterError, match='npu_ascend_label_domain.*not a DNS subdomain.*Fix'):
+        k8s_label_keys('Example.COM')
+    with pytest.raises(AnsibleFilterError, match='expects the label domain as a string'):
+        k8s_label_keys(['npu.example.com'])

@@ -8,16 +8,20 @@ import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
+
 ROLE = Path(__file__).resolve().parents[3] / 'roles' / 'exporter'
 
 
-def daemonset(**overrides):
+def daemonset(domain=None, **overrides):
     variables = {}
     for name in ('defaults/main.yml', 'vars/main.yml'):
         loaded = yaml.safe_load((ROLE / name).read_text(encoding='utf-8')) or {}
         # Role variables are templates, as Ansible loads them.
         variables.update((key, trust_as_template(value) if isinstance(value, str) else value)
                          for key, value in loaded.items())
+    # What npu.ascend.k8s_label_keys gives for npu_ascend_label_domain (a bare Templar has no collection filters).
+    variables['__exporter_keys'] = label_keys(domain)
     variables.update(overrides)
     templar = Templar(loader=DataLoader(), variables=variables)
     rendered = templar.template(trust_as_template((ROLE / 'templates' / 'objects.yml.j2').read_text(encoding='utf-8')))
@@ -51,3 +55,9 @@ def test_only_the_sockets_the_exporter_asks_through_are_mounted(overrides, socke
     # Never the Docker API (root on the node) and never the whole of containerd's state directory.
     paths = [volume['hostPath']['path'] for volume in spec['volumes'] if 'hostPath' in volume]
     assert '/run/docker.sock' not in paths and '/var/run/docker.sock' not in paths and '/run/containerd' not in paths
+
+
+@pytest.mark.parametrize('domain', [None, 'npu.example.com'])
+def test_the_daemonset_tolerates_the_taint_of_the_one_label_domain(domain):
+    tolerated = [toleration['key'] for toleration in daemonset(domain)['tolerations']]
+    assert label_keys(domain)['unvalidated'] in tolerated
