@@ -74,12 +74,16 @@ def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None, stops
 
 def preflight_node_report(inputs, host):
     """One node's preflight_report (checks, plan, failed, lines, message) from what preflight read."""
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import InvalidVersion
     from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_checks
     if not isinstance(inputs, Mapping):
         raise AnsibleFilterError('preflight_node_report expects the inputs preflight gathered, got %s'
                                  % type(inputs).__name__)
     try:
         return preflight_checks.node_report(str(host), inputs)
+    except InvalidVersion as error:
+        # A version, not the rows: its message names the variable and the fix.
+        raise AnsibleFilterError('preflight_node_report: %s: %s' % (host, error))
     except KeyError as error:
         raise AnsibleFilterError('preflight_node_report: the inputs lack %s' % error)
     except (TypeError, ValueError, AttributeError) as error:
