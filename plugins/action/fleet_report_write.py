@@ -114,7 +114,7 @@ class ActionModule(ActionBase):
         k8s_error = (k8s.get('msg') or 'the cluster did not answer') if k8s.get('failed') else None
         nodes = report_lib.run_inputs(
             args['hosts'], lambda host: hostvars[host], task_vars.get('ansible_play_hosts', []),
-            lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {})),
+            lambda variables: wanted_stack.wanted_stack(variables, variables.get('fleet_report_stack', {}), 'fleet_report_stack'),
             kubernetes=args['kubernetes'], k8s_nodes=k8s.get('resources'), k8s_error=k8s_error)
         return report_lib.report_from_inputs(nodes, previous=previous, run=args['run'], generated_at=generated_at,
                                              domain=args['label_domain'])

@@ -32,7 +32,7 @@ def ascend_package(filename):
 
 def ascend_version_sort(versions, reverse=False):
     """Sort version strings in Huawei release order, oldest first (newest first with reverse)."""
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import VERSION_SHAPE, parse_version
     if isinstance(versions, (str, Mapping)) or not hasattr(versions, '__iter__'):
         raise AnsibleFilterError('ascend_version_sort: expected a list of version strings, got %s'
                                  % type(versions).__name__)
@@ -43,7 +43,7 @@ def ascend_version_sort(versions, reverse=False):
         try:
             keyed.append((parse_version(item).sort_key, item))
         except ValueError as error:
-            raise AnsibleFilterError('ascend_version_sort: %s' % error)
+            raise AnsibleFilterError('ascend_version_sort: %s; %s' % (error, VERSION_SHAPE))
     keyed.sort(key=lambda pair: pair[0], reverse=bool(reverse))
     return [item for _key, item in keyed]
 

@@ -15,13 +15,17 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 
-def ascend_wanted_stack(variables, stack=None):
+def ascend_wanted_stack(variables, stack=None, stack_name=None):
     """Component -> wanted version of a host, from its role variables or an explicit stack."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import InvalidVersion
     from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
     try:
-        return wanted_stack.wanted_stack(variables, stack)
+        return wanted_stack.wanted_stack(variables, stack, stack_name or 'the stack')
+    except InvalidVersion as error:
+        # Its message names the variable the user set and the fix already.
+        raise AnsibleFilterError('ascend_wanted_stack: %s' % error)
     except (TypeError, ValueError) as error:
         raise AnsibleFilterError('ascend_wanted_stack: %s. Fix: set hdk_driver_version, hdk_firmware_version, '
                                  'cann_version and container_runtime_version to Huawei versions' % error)

@@ -25,8 +25,8 @@ options:
     elements: path
     required: true
 notes:
-  - Use it with P(ansible.builtin.query#lookup) (or O(ansible.builtin.lookup#lookup:wantlist=true)) to get one
-    entry per path.
+  - Call it with C(query()) (or C(lookup()) with C(wantlist=true)) to get one entry per path; C(query) and
+    C(lookup) are Jinja functions of Ansible, not plugins, so there is no plugin page to link to.
 seealso:
   - module: ansible.builtin.stat
 '''

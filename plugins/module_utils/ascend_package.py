@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Reading and writing Huawei Ascend package file names (facts reference section 1).
+"""Reading and writing Huawei Ascend package file names (docs/huawei-sources.md).
 
 The spelling rules are irregular and each one matters when a playbook has to find the
 right file in a download directory: driver names spell x86 as ``x86-64`` while CANN
@@ -113,7 +113,7 @@ def parse_package_name(filename):
             'patch': fields.get('patch'),
         }
     raise ValueError('%s is not a Huawei Ascend package name this collection knows '
-                     '(see the package table in the facts reference)' % basename)
+                     '(the names Huawei publishes are listed in the collection\'s docs/huawei-sources.md)' % basename)
 
 
 def package_file_name(component, chip, version, arch, soc=False, patch=None):

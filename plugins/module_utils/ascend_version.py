@@ -148,6 +148,41 @@ def parse_version(text):
     return AscendVersion(text)
 
 
+# What a version looks like, for every message that refuses one (docs/huawei-sources.md has the forms).
+VERSION_SHAPE = ('a Huawei version is numbers and the qualifiers rc, alpha, beta, b or spc separated by dots, '
+                 'starting with a number, for example 25.0.rc1.1, 8.2.RC1, 7.7.0.1.231 or 6.0.0.SPC1')
+
+
+class InvalidVersion(ValueError):
+    """A version a user set that is not a Huawei version; the message names the variable and the fix."""
+
+    def __init__(self, variable, value, reason):
+        self.variable = variable
+        self.value = value
+        self.reason = reason
+        super(InvalidVersion, self).__init__(
+            '%s is %r, which is not a Huawei version: %s. Fix: set %s to the version exactly as Huawei publishes '
+            'it; %s' % (variable, value, reason, variable, VERSION_SHAPE))
+
+
+def checked_version(value, variable):
+    """The AscendVersion of ``value``, the one parser of every version a user sets (the plan, the
+    compatibility gate and the sort filter all read versions through it); ``InvalidVersion`` naming
+    ``variable`` when ``value`` is not one. Blanks inside a version (``25.0 rc1.1``) are refused like any
+    other character that is not a letter, a digit or a separator: Huawei's file names never hold them."""
+    if isinstance(value, AscendVersion):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InvalidVersion(variable, value, 'a %s, not a string' % type(value).__name__)
+    try:
+        return AscendVersion(str(value))
+    except ValueError as error:
+        reason = str(error)
+        # The parser's own text repeats the value; keep only why it is refused.
+        prefix = 'invalid Ascend version %r: ' % (str(value),)
+        raise InvalidVersion(variable, str(value), reason[len(prefix):] if reason.startswith(prefix) else reason)
+
+
 def _coerce(value):
     if isinstance(value, AscendVersion):
         return value

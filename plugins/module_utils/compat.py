@@ -77,7 +77,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import AscendVersion, compare_versions, in_compat_range
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+    AscendVersion, checked_version, compare_versions, in_compat_range)
 
 VERSION_FIELDS = ('cann', 'driver', 'firmware', 'torch_npu', 'mindspore', 'mindcluster')
 # The pairs a stack must find a row for (first: the component the rows are keyed on).
@@ -130,12 +131,11 @@ class _LooseVersion(object):
 
 
 def _version(text, loose=False):
+    # Huawei's versions (CANN, HDK, MindCluster) are read by ascend_version alone, the parser of the
+    # plan and the sort filter: a fallback to the loose reading let '25.0 rc1.1' through the gate.
     if loose:
         return _LooseVersion(text)
-    try:
-        return AscendVersion(str(text))
-    except ValueError:
-        return _LooseVersion(text)
+    return AscendVersion(str(text))
 
 
 def _order(a, b):
@@ -324,11 +324,15 @@ def _clean_stack(stack):
             continue
         cleaned[field] = value.strip() if isinstance(value, str) else value
     for field in VERSION_FIELDS:
-        if field in cleaned:
-            try:
-                _version(cleaned[field], _loose_field(field))
-            except ValueError as error:
-                raise ValueError('stack %s: %s' % (field, error))
+        if field not in cleaned:
+            continue
+        if not _loose_field(field):
+            checked_version(cleaned[field], 'stack.%s' % field)
+            continue
+        try:
+            _version(cleaned[field], True)
+        except ValueError as error:
+            raise ValueError('stack %s: %s' % (field, error))
     return cleaned
 
 

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The compatibility matrix: which Ascend versions public sources say work together.
 
-Data only; the meaning of a row is documented in compat.py. One row per statement of
-the facts reference, section 10, each naming the public source it comes from. Where
+Data only; the meaning of a row is documented in compat.py. One row per published
+statement, each naming the public source it comes from (docs/huawei-sources.md). Where
 sources disagree both rows stay: compat.py treats rows with the same key as
 alternatives.
 

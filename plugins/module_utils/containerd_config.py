@@ -6,7 +6,8 @@
 The edit is made on a ``tomlkit`` document, so every byte the edit does not own (comments, key
 order, blank lines, quoting, indentation) is written back as it was read.
 
-Where the runtime goes depends on the config's top-level ``version`` (facts reference section 8):
+Where the runtime goes depends on the config's top-level ``version`` (as the Ascend Docker Runtime's
+installer in MindCluster does; docs/huawei-sources.md):
 
 * 1 -> ``plugins.cri``, 2 -> ``plugins."io.containerd.grpc.v1.cri"``,
   3 and 4 (containerd 2.x; ``config default`` of 2.4 writes 4) -> ``plugins."io.containerd.cri.v1.runtime"``;

@@ -4,7 +4,7 @@
 """Register (and unregister) an OCI runtime in Docker's ``daemon.json``, kept free of Ansible.
 
 Docker reads ``runtimes.<name> = {"path": ..., "runtimeArgs": [...]}`` and ``default-runtime``
-(facts reference section 8 for what Huawei's installer writes there).
+(docs/huawei-sources.md for what Huawei's installer writes there).
 
 The file is edited as *text*: the members this module owns are inserted, replaced or cut out at
 their exact place and everything else keeps its bytes (key order, indentation, line breaks,

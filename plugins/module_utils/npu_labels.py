@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kubernetes node labels and taints for an Ascend NPU node (facts reference section 9).
+"""Kubernetes node labels and taints for an Ascend NPU node (MindCluster's labels; docs/huawei-sources.md).
 
 Two kinds of labels come out of the node's facts:
 

@@ -5,7 +5,7 @@
 
 Renders what :func:`npu_smi.parse_info` returns (one dict per chip) as the text format
 node_exporter's textfile collector reads. Metric names follow Huawei's npu-exporter where
-the facts reference names one (section 9), so dashboards and alerts written for the
+MindCluster's documentation names one (docs/huawei-sources.md), so dashboards and alerts written for the
 exporter work on these series too; the others carry our ``npu_ascend_`` prefix.
 
 Pure functions, no I/O and no import of the parser: the caller runs npu-smi, parses its

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsers for the text ``npu-smi`` prints (facts reference section 5).
+"""Parsers for the text ``npu-smi`` prints (docs/huawei-sources.md).
 
 The ``npu-smi info`` table changed width and columns between driver lines (21.x 310,
 23.x-25.x 910/910B/A3/310P/310B, 26.x), so columns are located by the names in the

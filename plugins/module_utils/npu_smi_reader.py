@@ -25,7 +25,7 @@ C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 KILL_AFTER_SECONDS = 10
 DEFAULT_TIMEOUT_SECONDS = 120
 
-# What npu-smi's DCMI error codes mean for the operator, where the facts reference says.
+# What npu-smi's DCMI error codes mean for the operator, where Huawei's documentation says (docs/huawei-sources.md).
 _ERROR_MEANINGS = {
     -8005: ('the NPU device is not started or the NPU driver is not loaded',
             'reboot the node; if the error stays, reinstall the driver (and check the firmware)'),

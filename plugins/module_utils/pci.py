@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Finding Ascend NPUs on the PCI bus (facts reference sections 6 and 9).
+"""Finding Ascend NPUs on the PCI bus (ascend-deployer's and MindCluster's ids;
+docs/huawei-sources.md).
 
 pci.ids has no names for Huawei's NPU device ids, so every source (sysfs, ``lspci``,
 ``lspci -vmm -nn``) is reduced to the numeric ids, lower-case four-digit hex without

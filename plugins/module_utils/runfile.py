@@ -31,7 +31,7 @@ FACT_KEYS = {
 }
 HDK_COMPONENTS = ('driver', 'firmware')
 CANN_COMPONENTS = ('toolkit', 'kernels', 'ops', 'nnal')
-# Kernels and ops packages offer --install but no --upgrade (facts reference section 3).
+# Kernels and ops packages offer --install but no --upgrade (CANN installation guide; docs/huawei-sources.md).
 INSTALL_ONLY_COMPONENTS = ('kernels', 'ops')
 # The only first-release layout change: CANN >= 8.5.0 installs under <ip>/cann-<ver>.
 CANN_LAYOUT_CHANGE = '8.5.0'

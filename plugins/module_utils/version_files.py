@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsers for the files Huawei's installers leave on disk (facts reference section 4).
+"""Parsers for the files Huawei's installers leave on disk (docs/huawei-sources.md).
 
 Version values keep Huawei's spelling (``24.1.rc1`` stays lower case, ``8.2.RC1``
 upper case); compare them with ascend_version. Key names differ in case between

@@ -75,7 +75,7 @@ def system_checks(facts, supported_os, supported_arches):
     return [
         _check('operating system', _os_supported(distribution, version, major, supported_os),
                '%s %s' % (distribution, version),
-               'use a system Huawei supports (facts reference section 7), or add it to preflight_supported_os_extra '
+               'use a system Huawei supports (the list of ascend-deployer, docs/huawei-sources.md), or add it to preflight_supported_os_extra '
                'once you have validated it'),
         _check('architecture', arch in supported_arches, arch,
                'Ascend packages exist for %s only' % ' and '.join(supported_arches)),

@@ -55,13 +55,22 @@ def _stop_reason(stop):
     return '%s at %s: %s' % ('unreachable' if stop.get('unreachable') else 'failed', stop.get('stage') or '?', message)
 
 
-def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN, stops=None):
+def _unknown_line(item, limit):
+    hosts = hosts_text(item.get('hosts') or [], limit)
+    if item.get('suggestion'):
+        return 'Unknown variable %s on %s: did you mean %s?' % (item.get('variable'), hosts, item['suggestion'])
+    return 'Unknown variable %s on %s: near no variable of npu.ascend (ignored; fine if it is your own)' % (
+        item.get('variable'), hosts)
+
+
+def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN, stops=None, unknown_variables=None):
     """The summary's lines.
 
     ``reports``: host -> its ``preflight_report`` (or None). ``hosts``: every host of the play,
     in inventory order (default: the keys of ``reports``, sorted). ``missing_variables``: what
     ``role_requirements.missing_variables`` found, if anything. ``stops``: host -> where it stopped
     (``outcome_stopped``: stage, message, unreachable), to say why a host was not checked.
+    ``unknown_variables``: what ``role_requirements.unknown_variables`` found (misspelt variables).
     """
     stops = dict(stops or {})
     reports = dict(reports or {})
@@ -72,10 +81,12 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
                  if any(not check.get('ok', True) for check in reports[host].get('checks') or [])]
     ready = [host for host in checked if host not in not_ready]
     missing_variables = list(missing_variables or [])
-    lines = ['Preflight of %s: %d ready, %d not ready%s%s' % (
+    unknown_variables = list(unknown_variables or [])
+    lines = ['Preflight of %s: %d ready, %d not ready%s%s%s' % (
         nodes_text(len(hosts)), len(ready), len(not_ready),
         (', %d not checked (unreachable or failed before the checks)' % len(unchecked)) if unchecked else '',
-        ('; %d required variable(s) missing' % len(missing_variables)) if missing_variables else '')]
+        ('; %d required variable(s) missing' % len(missing_variables)) if missing_variables else '',
+        ('; %d unknown variable(s)' % len(unknown_variables)) if unknown_variables else '')]
     if not_ready:
         lines.append('Not ready:')
         for host in not_ready:
@@ -100,6 +111,8 @@ def fleet_summary(reports, hosts=None, missing_variables=None, limit=HOSTS_SHOWN
         lines.append('Missing variable %s (role %s) on %s%s' % (
             item.get('variable'), item.get('role'), hosts_text(item.get('hosts') or [], limit),
             ('; for example %s: %s' % (item.get('variable'), item['example'])) if item.get('example') else ''))
+    for item in unknown_variables:
+        lines.append(_unknown_line(item, limit))
     steps = _group((str(step), host) for host in checked for step in reports[host].get('plan') or []
                    if not str(step).startswith(_NO_CHANGE_PREFIXES))
     unchanged = [host for host in checked

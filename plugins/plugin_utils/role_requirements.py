@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import os
 import re
 
@@ -172,17 +173,214 @@ def _hosts_text(hosts, every_host):
     return ', '.join(hosts)
 
 
-def missing_variables_message(missing, every_host=None):
-    """One message for the whole run: each missing variable, its role, where, and an example."""
-    if not missing:
-        return ''
-    lines = ['%d variable(s) the playbook\'s roles require are not set; set them in the inventory '
-             '(group_vars/npu_nodes, for example) before anything is changed:' % len(missing)]
-    for item in missing:
+def misspelt_as(variable, unknown):
+    """The names in ``unknown`` (unknown_variables) that look like misspellings of ``variable``."""
+    return [item['variable'] for item in unknown or [] if item.get('suggestion') == variable]
+
+
+def missing_variables_message(missing, every_host=None, unknown=None):
+    """One message for the whole run: each missing variable, its role, where, and an example, naming a
+    misspelling of it that is set instead; then the other misspelt variables (``unknown``)."""
+    lines = []
+    if missing:
+        lines.append('%d variable(s) the playbook\'s roles require are not set; set them in the inventory '
+                     '(group_vars/npu_nodes, for example) before anything is changed:' % len(missing))
+    for item in missing or []:
         example = ('%s: %s' % (item['variable'], item['example'])) if item.get('example') else item['variable']
-        lines.append('- %s (role %s%s) missing on %s; for example `%s`%s' % (
+        misspelt = misspelt_as(item['variable'], unknown)
+        lines.append('- %s (role %s%s) missing on %s%s; for example `%s`%s' % (
             item['variable'], item['role'],
             '' if item.get('entry_point', 'main') == 'main' else ', entry point ' + item['entry_point'],
-            _hosts_text(item['hosts'], every_host), example,
+            _hosts_text(item['hosts'], every_host),
+            (' (%s is set instead: rename it)' % ' and '.join(misspelt)) if misspelt else '', example,
             ('. ' + item['description']) if item.get('description') else ''))
+    unknown_text = unknown_variables_message(unknown, every_host)
+    if unknown_text:
+        lines.append(unknown_text)
+    return '\n'.join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# Variables that look like the collection's but are none of its variables
+# --------------------------------------------------------------------------------------
+
+# Names outside the roles' prefixes that the collection's playbooks read.
+COLLECTION_PREFIX = 'npu_ascend_'
+# The connection variables every Kubernetes role shares (k8s_kubeconfig, k8s_context; docs/kubernetes.md).
+SHARED_PREFIXES = (COLLECTION_PREFIX, 'k8s_')
+# How far a name may be from an option and still be its misspelling: one edit in short names,
+# two from 10 characters on (hdk_driver_verison is two letters swapped, one edit with transpositions).
+_NEAR_SHORT = 1
+_NEAR_LONG = 2
+_NEAR_LONG_FROM = 10
+_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+
+
+def role_names(roles_dir=None):
+    """The collection's roles, read from its ``roles/`` directory."""
+    roles_dir = roles_dir or ROLES_DIR
+    return sorted(name for name in os.listdir(roles_dir)
+                  if os.path.isdir(os.path.join(roles_dir, name)) and re.match(r'^[a-z_][a-z0-9_]*$', name))
+
+
+def prefixes(roles_dir=None):
+    """The prefixes that make a variable look like the collection's: each role's name and ``_``,
+    ``npu_ascend_`` and the shared ``k8s_``, longest first (``k8s_node_`` before ``k8s_``)."""
+    found = ['%s_' % name for name in role_names(roles_dir)] + list(SHARED_PREFIXES)
+    return tuple(sorted(set(found), key=lambda prefix: (-len(prefix), prefix)))
+
+
+def _spec_options(role_dir):
+    spec_path = _first_existing(os.path.join(role_dir, 'meta'), ('argument_specs.yml', 'argument_specs.yaml'))
+    if spec_path is None:
+        return {}
+    options = {}
+    for entry_point, spec in (_load_yaml(spec_path).get('argument_specs') or {}).items():
+        for name, option in ((spec or {}).get('options') or {}).items():
+            options.setdefault(name, []).append((entry_point, bool((option or {}).get('required'))))
+    return options
+
+
+def _names_in_text(directory, wanted_prefixes):
+    """Every name with one of ``wanted_prefixes`` in the files under ``directory``: the facts the roles
+    publish (set_fact, register), the variables their tasks and templates read, the playbooks' own."""
+    names = set()
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [name for name in dirs if not name.startswith('.') and name != '__pycache__']
+        for file_name in files:
+            try:
+                with open(os.path.join(root, file_name), 'rb') as handle:
+                    text = handle.read().decode('utf-8', 'replace')
+            except (IOError, OSError):
+                continue
+            # Comment lines are left out: one may quote a misspelling to explain the check.
+            code = '\n'.join(line for line in text.splitlines() if not line.lstrip().startswith('#'))
+            names.update(name for name in _NAME.findall(code) if name.startswith(wanted_prefixes))
+    return names
+
+
+def known_variables(roles_dir=None):
+    """See _known_variables; read once per process and roles directory (the files do not change in a run)."""
+    return _known_variables(roles_dir or ROLES_DIR)
+
+
+@functools.lru_cache(maxsize=4)
+def _known_variables(roles_dir):
+    """``{'options': {name: {'roles': [...], 'required': bool}}, 'known': set}``.
+
+    ``options`` are what a user sets: every option of every entry point of every role's argument spec
+    and every name of its defaults/ and vars/ (the suggestions come from these). ``known`` adds every
+    name with one of the prefixes that the roles and playbooks mention (the facts they publish, such as
+    ``preflight_plan``, and the variables they read with a default), which are no misspellings either.
+    """
+    roles_dir = roles_dir or ROLES_DIR
+    wanted_prefixes = prefixes(roles_dir)
+    options = {}
+    for name in role_names(roles_dir):
+        role_dir = os.path.join(roles_dir, name)
+        entries = _spec_options(role_dir)
+        defaults, _text = _role_file_vars(role_dir, 'defaults')
+        role_vars, _text = _role_file_vars(role_dir, 'vars')
+        for variable in set(entries) | defaults | role_vars:
+            if variable.startswith('__'):
+                continue
+            option = options.setdefault(variable, {'roles': [], 'required': False})
+            option['roles'].append('%s.%s' % (COLLECTION, name))
+            option['required'] = option['required'] or (
+                any(required for _entry, required in entries.get(variable, []))
+                and variable not in defaults and variable not in role_vars)
+    playbooks_dir = os.path.join(os.path.dirname(roles_dir), 'playbooks')
+    if os.path.isdir(playbooks_dir):
+        # The playbooks' own variables (npu_ascend_max_fail_percentage) are set by users like options.
+        for variable in _names_in_text(playbooks_dir, (COLLECTION_PREFIX,)):
+            options.setdefault(variable, {'roles': [], 'required': False})
+    known = set(options) | _names_in_text(roles_dir, wanted_prefixes)
+    if os.path.isdir(playbooks_dir):
+        known |= _names_in_text(playbooks_dir, wanted_prefixes)
+    return {'options': options, 'known': known}
+
+
+def edit_distance(left, right):
+    """Edits (insert, delete, replace, swap two neighbours) that turn ``left`` into ``right``."""
+    previous_previous = None
+    previous = list(range(len(right) + 1))
+    for i, left_char in enumerate(left, 1):
+        current = [i] + [0] * len(right)
+        for j, right_char in enumerate(right, 1):
+            cost = 0 if left_char == right_char else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if (previous_previous is not None and i > 1 and j > 1
+                    and left_char == right[j - 2] and left[i - 2] == right_char):
+                current[j] = min(current[j], previous_previous[j - 2] + 1)
+        previous_previous, previous = previous, current
+    return previous[len(right)]
+
+
+def near(name, option):
+    """Whether ``name`` is close enough to ``option`` to be taken for its misspelling."""
+    limit = _NEAR_LONG if min(len(name), len(option)) >= _NEAR_LONG_FROM else _NEAR_SHORT
+    return edit_distance(name, option) <= limit
+
+
+def closest_option(name, options):
+    """The option nearest to ``name`` (ties: the shorter, then alphabetical), or None when none is near."""
+    best = None
+    for option in options:
+        if abs(len(option) - len(name)) > _NEAR_LONG:
+            continue
+        distance = edit_distance(name, option)
+        if near(name, option) and (best is None or (distance, len(option), option) < best):
+            best = (distance, len(option), option)
+    return best[2] if best else None
+
+
+def unknown_variables(defined_by_host, roles_dir=None):
+    """Variables the hosts set that look like the collection's (a role's prefix, or ``npu_ascend_``) but
+    that no role knows.
+
+    ``defined_by_host``: host -> the names of its variables. Returns one item per name, sorted:
+    ``{variable, hosts, suggestion, suggestion_required, severity}``. ``severity`` is ``error`` when the
+    name is a near miss of an option (its value is silently ignored while the option keeps its default,
+    or is missing when required), ``warning`` when it is near no option (it may be the user's own).
+    """
+    wanted_prefixes = prefixes(roles_dir)
+    known = known_variables(roles_dir)
+    hosts_of = {}
+    for host, names in defined_by_host.items():
+        for name in names:
+            name = str(name)
+            if name.startswith(wanted_prefixes) and name not in known['known']:
+                hosts_of.setdefault(name, set()).add(str(host))
+    result = []
+    for name in sorted(hosts_of):
+        suggestion = closest_option(name, known['options'])
+        result.append({
+            'variable': name,
+            'hosts': sorted(hosts_of[name]),
+            'suggestion': suggestion,
+            'suggestion_required': bool(suggestion and known['options'][suggestion]['required']),
+            'severity': 'error' if suggestion else 'warning',
+        })
+    return result
+
+
+def unknown_variable_text(item, every_host=None):
+    """One sentence for one unknown variable: where it is set and what it probably should be."""
+    where = _hosts_text(item['hosts'], every_host)
+    if item.get('suggestion'):
+        return ('%s (set on %s) is not a variable of %s; did you mean %s? Fix: rename it to %s, or its value is '
+                'ignored' % (item['variable'], where, COLLECTION, item['suggestion'], item['suggestion']))
+    return ('%s (set on %s) is not a variable of %s and is near none of its variables; if it is your own, '
+            'ignore this, else see `ansible-doc -t role %s.<role>` for the names' % (
+                item['variable'], where, COLLECTION, COLLECTION))
+
+
+def unknown_variables_message(unknown, every_host=None):
+    """The lines of the stop for misspelt variables (the errors only), or ''."""
+    errors = [item for item in unknown or [] if item.get('severity') == 'error']
+    if not errors:
+        return ''
+    lines = ['%d variable(s) look like npu.ascend\'s but are none of its variables; rename them before anything '
+             'is changed:' % len(errors)]
+    lines.extend('- ' + unknown_variable_text(item, every_host) for item in errors)
     return '\n'.join(lines)

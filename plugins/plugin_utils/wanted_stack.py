@@ -19,7 +19,7 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import COMPONENTS, checked_version
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
 
 # Stack key, the role variable it comes from, and that variable's role default (the roles'
@@ -65,11 +65,25 @@ def stack_from_variables(variables):
     return stack
 
 
-def wanted_versions(stack):
+ROLE_VARIABLE_OF = dict((key, variable) for key, variable, _default in ROLE_VARIABLES)
+VERSION_KEYS = ('driver', 'firmware', 'cann', 'nnal_version', 'docker_runtime')
+
+
+def _checked(stack, key, names):
+    # Every wanted version goes through the one parser here, so the plan, the compatibility gate and
+    # the packages never see a version one of them would read differently ('25.0 rc1.1', 'latest; ...').
+    text = _text(stack.get(key))
+    if text:
+        checked_version(text, (names or {}).get(key, key))
+    return text
+
+
+def wanted_versions(stack, names=None):
     """Component (as ascend_facts names it) to wanted version, in Huawei's stack order.
 
     ``stack``: ``{driver, firmware, cann, kernels, nnal, nnal_version, docker_runtime}``, each
-    optional. ValueError when the CANN version is not a version.
+    optional. ``names``: stack key -> the variable the user set it with, for messages (default the key).
+    ``InvalidVersion`` (a ValueError) naming that variable when a version is not a Huawei version.
     """
     if stack is not None and not isinstance(stack, Mapping):
         raise TypeError('the stack must be a mapping, got %s' % type(stack).__name__)
@@ -79,26 +93,29 @@ def wanted_versions(stack):
         raise ValueError('unknown stack key(s) %s; known: %s' % (', '.join(unknown), ', '.join(STACK_KEYS)))
     found = {}
     for component in ('driver', 'firmware', 'docker_runtime'):
-        if _text(stack.get(component)):
-            found[component] = _text(stack[component])
-    cann = _text(stack.get('cann'))
+        text = _checked(stack, component, names)
+        if text:
+            found[component] = text
+    cann = _checked(stack, 'cann', names)
     if cann:
         found['toolkit'] = cann
         if _truthy(stack.get('kernels', True)):
             try:
                 found[operator_kernels_component(cann)] = cann
             except ValueError:
-                raise ValueError('cann %r is not a CANN version (for example 8.2.RC1 or 8.5.0)' % cann)
+                raise ValueError('%s %r is not a CANN version (for example 8.2.RC1 or 8.5.0)'
+                                 % ((names or {}).get('cann', 'cann'), cann))
     if _truthy(stack.get('nnal', False)):
-        nnal = _text(stack.get('nnal_version')) or cann
+        nnal = _checked(stack, 'nnal_version', names) or cann
         if nnal:
             found['nnal'] = nnal
     return dict((component, found[component]) for component in COMPONENTS if component in found)
 
 
-def wanted_stack(variables, stack=None):
+def wanted_stack(variables, stack=None, stack_name='the stack'):
     """The wanted versions of a host: from ``stack`` when it is a non-empty mapping (an operator's
-    ``preflight_stack``, ``health_gate_stack`` or ``fleet_report_stack``), else from its role variables."""
+    ``preflight_stack``, ``health_gate_stack`` or ``fleet_report_stack``, named ``stack_name`` in
+    messages), else from its role variables (named as the user set them: ``hdk_driver_version``...)."""
     if isinstance(stack, Mapping) and len(stack) > 0:
-        return wanted_versions(stack)
-    return wanted_versions(stack_from_variables(variables))
+        return wanted_versions(stack, dict((key, '%s.%s' % (stack_name, key)) for key in STACK_KEYS))
+    return wanted_versions(stack_from_variables(variables), ROLE_VARIABLE_OF)

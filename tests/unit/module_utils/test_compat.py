@@ -272,7 +272,7 @@ def test_malformed_extra_rows_are_explained(row, words):
 
 
 def test_unreadable_stack_version_is_an_error():
-    with pytest.raises(ValueError, match='stack driver'):
+    with pytest.raises(ValueError, match=r'stack\.driver is .latest., which is not a Huawei version'):
         check({'driver': 'latest'})
 
 

@@ -64,7 +64,7 @@ def test_nnal_version_is_not_read_while_nnal_is_off():
 
 @pytest.mark.parametrize('variables, stack, message', [
     ([], None, 'mapping'),
-    (dict(VARIABLES, cann_version='eight'), None, 'not a CANN version'),
+    (dict(VARIABLES, cann_version='eight'), None, 'cann_version is .eight., which is not a Huawei version'),
     ({}, {'cann': '8.2.RC1', 'runtime': '7.3.0'}, 'unknown stack key'),
 ])
 def test_wanted_stack_refuses(variables, stack, message):

@@ -21,7 +21,7 @@ def test_a_node_plan_from_variables_and_probe():
 
 
 @pytest.mark.parametrize('call, message', [
-    (lambda: ascend_wanted_stack({'cann_version': 'latest'}), 'not a CANN version'),
+    (lambda: ascend_wanted_stack({'cann_version': 'latest'}), 'cann_version is .latest., which is not a Huawei version'),
     (lambda: ascend_wanted_stack('hdk_driver_version'), 'mapping'),
     (lambda: ascend_plan({}, {'driver': '1'}, reboot_policy='later'), 'reboot policy'),
     (lambda: ascend_plan_packages({'order': []}), 'expects a plan'),

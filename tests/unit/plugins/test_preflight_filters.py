@@ -21,7 +21,8 @@ class _LazyVars(dict):
 
 def test_registered_names():
     assert sorted(FilterModule().filters()) == ['preflight_fleet_summary', 'preflight_node_report',
-                                                'role_required_vars_message', 'role_required_vars_missing']
+                                                'role_required_vars_message', 'role_required_vars_missing',
+                                                'role_unknown_vars']
 
 
 def test_node_report_names_what_the_inputs_lack():

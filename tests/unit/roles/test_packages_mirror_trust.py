@@ -157,3 +157,15 @@ def test_a_file_name_that_leaves_the_staging_directory_is_refused(mirror):
     assert rc != 0, out
     assert 'toolkit package: the package file name' in out and 'contains a directory separator' in out
     assert mirror['requests'] == []
+
+
+def test_a_source_dir_that_does_not_exist_is_named_as_such(mirror):
+    missing = mirror['tmp'] / 'no-such-dir'
+    rc, out = run(mirror, {'packages_source_dir': str(missing)})
+    assert rc == 0, out
+    assert ('RESOLVED [\'packages_source_dir %s does not exist on the controller' % missing) in out, out
+    assert 'not found in' not in out
+    (mirror['tmp'] / 'a-file').write_text('x')
+    rc, out = run(mirror, {'packages_source_dir': str(mirror['tmp'] / 'a-file')})
+    assert rc == 0, out
+    assert 'a-file is not a directory on the controller' in out, out
