@@ -334,6 +334,20 @@ def closest_option(name, options):
     return best[2] if best else None
 
 
+# Variables earlier versions read and that one shared variable replaced (docs/kubernetes.md, "One label
+# domain, one Node name"): setting one now would be silently ignored, so it stops the run naming the
+# variable that took its place.
+REPLACED_VARIABLES = dict(
+    [(name, 'npu_ascend_label_domain') for name in (
+        'k8s_node_label_domain', 'validate_k8s_label_domain', 'k8s_maintenance_label_domain', 'doctor_label_domain',
+        'fleet_report_label_domain', 'upgrade_label_domain', 'device_plugin_unvalidated_taint_key',
+        'exporter_unvalidated_taint_key', 'k8s_node_taint', 'validate_k8s_taint', 'device_plugin_pause_label',
+        'k8s_maintenance_device_plugin_pause_label')]
+    + [(name, 'npu_ascend_k8s_node_name') for name in (
+        'k8s_node_name', 'validate_k8s_node_name', 'k8s_maintenance_node_name', 'health_gate_node_name',
+        'doctor_k8s_node_name', 'fleet_report_k8s_node_name')])
+
+
 def unknown_variables(defined_by_host, roles_dir=None):
     """Variables the hosts set that look like the collection's (a role's prefix, or ``npu_ascend_``) but
     that no role knows.
@@ -353,12 +367,15 @@ def unknown_variables(defined_by_host, roles_dir=None):
                 hosts_of.setdefault(name, set()).add(str(host))
     result = []
     for name in sorted(hosts_of):
-        suggestion = closest_option(name, known['options'])
+        replaced_by = REPLACED_VARIABLES.get(name)
+        suggestion = replaced_by or closest_option(name, known['options'])
         result.append({
             'variable': name,
             'hosts': sorted(hosts_of[name]),
             'suggestion': suggestion,
-            'suggestion_required': bool(suggestion and known['options'][suggestion]['required']),
+            'suggestion_required': bool(suggestion and suggestion in known['options']
+                                        and known['options'][suggestion]['required']),
+            'replaced': bool(replaced_by),
             'severity': 'error' if suggestion else 'warning',
         })
     return result
@@ -367,6 +384,10 @@ def unknown_variables(defined_by_host, roles_dir=None):
 def unknown_variable_text(item, every_host=None):
     """One sentence for one unknown variable: where it is set and what it probably should be."""
     where = _hosts_text(item['hosts'], every_host)
+    if item.get('replaced'):
+        return ('%s (set on %s) is no longer read: %s replaced it for every role (docs/kubernetes.md). Fix: set %s '
+                'instead and remove %s' % (item['variable'], where, item['suggestion'], item['suggestion'],
+                                           item['variable']))
     if item.get('suggestion'):
         return ('%s (set on %s) is not a variable of %s; did you mean %s? Fix: rename it to %s, or its value is '
                 'ignored' % (item['variable'], where, COLLECTION, item['suggestion'], item['suggestion']))

@@ -4,6 +4,7 @@
 
 import os
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.preflight import preflight_fleet_summary, role_required_vars_message
@@ -34,7 +35,7 @@ def test_every_option_default_and_published_fact_is_known():
 def test_the_issues_typo_is_named_with_the_option_it_means():
     [item] = rr.unknown_variables({'n1': ['hdk_driver_verison', 'ansible_host'], 'n2': ['hdk_driver_verison']})
     assert item == {'variable': 'hdk_driver_verison', 'hosts': ['n1', 'n2'], 'suggestion': 'hdk_driver_version',
-                    'suggestion_required': True, 'severity': 'error'}
+                    'suggestion_required': True, 'replaced': False, 'severity': 'error'}
     assert rr.unknown_variable_text(item, ['n1', 'n2']) == (
         'hdk_driver_verison (set on every host) is not a variable of npu.ascend; did you mean hdk_driver_version? '
         'Fix: rename it to hdk_driver_version, or its value is ignored')
@@ -126,3 +127,15 @@ def test_edit_distance_is_a_distance(one, other):
     assert rr.edit_distance(one, other) == rr.edit_distance(other, one)
     assert (rr.edit_distance(one, other) == 0) == (one == other)
     assert abs(len(one) - len(other)) <= rr.edit_distance(one, other) <= max(len(one), len(other))
+
+
+@pytest.mark.parametrize('old, new', [('k8s_node_label_domain', 'npu_ascend_label_domain'),
+                                      ('device_plugin_unvalidated_taint_key', 'npu_ascend_label_domain'),
+                                      ('health_gate_node_name', 'npu_ascend_k8s_node_name')])
+def test_a_variable_a_shared_one_replaced_stops_the_run_naming_its_replacement(old, new):
+    found = rr.unknown_variables({'h1': [old]})
+    assert found == [{'variable': old, 'hosts': ['h1'], 'suggestion': new, 'suggestion_required': False,
+                      'replaced': True, 'severity': 'error'}]
+    text = rr.unknown_variable_text(found[0])
+    assert text.startswith('%s (set on h1) is no longer read: %s replaced it' % (old, new))
+    assert 'Fix: set %s instead' % new in text
