@@ -5,7 +5,7 @@
 
 Used on both sides of a ``--diff`` and meant for anything else that shows a whole config file (a
 diagnostics bundle). Redaction goes by the file's *structure*, not by words in its text, because a
-word list misses what the attack of issue 30 used:
+word list misses what hostile configs use:
 
 * keys spelled with escapes (``"pass\\u0077ord"`` in JSON, ``"pass\\u0077ord"`` as a quoted TOML key):
   the file is parsed, so keys are compared as the engine reads them;
