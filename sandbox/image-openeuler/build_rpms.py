@@ -115,6 +115,18 @@ def deb_files(packages):
     return sorted(set(files))
 
 
+def deb_empty_dirs(packages):
+    """Directories the Debian packages own with nothing of theirs inside, such as dkms's /var/lib/dkms
+    (its tree, which `dkms add` refuses to create): rpm makes parent directories of files, not these."""
+    listed = []
+    for package in packages:
+        listed += [path for path in run(["dpkg-query", "-L", package]).splitlines()
+                   if path.startswith("/") and not path.startswith(SKIPPED_PREFIXES)]
+    directories = [path for path in listed if os.path.isdir(path) and not os.path.islink(path)]
+    return sorted(set(path for path in directories
+                      if not any(other.startswith(path.rstrip("/") + "/") for other in listed)))
+
+
 def write(path, text, mode=0o644):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as handle:
@@ -148,7 +160,7 @@ def generate_kernel_tree(kind, staging, kernel_release):
     write(os.path.join(staging, "boot", "config-" + kernel_release), config)
 
 
-def spec_text(package, version, release, files, staging, file_list):
+def spec_text(package, version, release, files, staging, file_list, empty_dirs=()):
     config = set(package.get("config", []))
     lines = [
         "%define _topdir /var/tmp/rpmbuild",
@@ -176,12 +188,14 @@ def spec_text(package, version, release, files, staging, file_list):
         "%files",
     ]
     lines += [('%%config(noreplace) "%s"' if path in config else '"%s"') % path for path in files]
+    lines += ['%%dir "%s"' % path for path in empty_dirs]
     return "\n".join(lines) + "\n"
 
 
 def build(package, out_dir, work):
     staging = "/"
     kernel_release = kernel_release_of(package)
+    empty_dirs = []
     if package.get("generated"):
         staging = tempfile.mkdtemp(dir=work)
         generate_kernel_tree(package["generated"], staging, kernel_release)
@@ -190,6 +204,7 @@ def build(package, out_dir, work):
                        if os.path.islink(os.path.join(root, name)) or os.path.isfile(os.path.join(root, name)))
     elif package.get("debs"):
         files = deb_files(package["debs"])
+        empty_dirs = deb_empty_dirs(package["debs"])
     else:
         files = package["files"]
     if package.get("kernel_version") or package.get("generated"):
@@ -200,8 +215,8 @@ def build(package, out_dir, work):
         version, release = deb_version(package.get("version_of") or package["debs"][0])
     spec = os.path.join(work, "%s-%s-%s.spec" % (package["name"], version, release))
     file_list = spec[:-len(".spec")] + ".files"
-    write(file_list, "".join(path.lstrip("/") + "\n" for path in files))
-    write(spec, spec_text(package, version, release, files, staging, file_list))
+    write(file_list, "".join(path.lstrip("/") + "\n" for path in files + empty_dirs))
+    write(spec, spec_text(package, version, release, files, staging, file_list, empty_dirs))
     run(["rpmbuild", "--quiet", "-bb", spec], stderr=subprocess.STDOUT)
     built = []
     for root, _dirs, names in os.walk("/var/tmp/rpmbuild/RPMS"):
