@@ -20,8 +20,12 @@ def modules(running=True, upcoming=NEXT, next_present=False, dkms_kernels=()):
                      'status': None, 'entries': []}}
 
 
-def probe(kernel_modules, driver=DRIVER, **extra):
-    result = {'installed': {'driver': driver, 'firmware': FIRMWARE}, 'kernel_modules': kernel_modules,
+# probe()'s driver when none is given (None stands for no driver installed).
+_INSTALLED_DRIVER = object()
+
+
+def probe(kernel_modules, driver=_INSTALLED_DRIVER, **extra):
+    result = {'installed': {'driver': DRIVER if driver is _INSTALLED_DRIVER else driver, 'firmware': FIRMWARE}, 'kernel_modules': kernel_modules,
               'install_path': '/usr/local/Ascend', 'npu_count': 8, 'npu_smi_path': '/usr/local/sbin/npu-smi',
               'chip_family': '910b'}
     result.update(extra)
@@ -76,7 +80,7 @@ def test_preflight_check_and_plan_line():
     upgrade = planner.plan_node({'driver': '25.3.rc1', 'firmware': '7.7.0.1.231'}, dict(node, reboot_pending=True))
     assert kj.preflight_check(node, upgrade)['ok'] and not any('no NPU modules' in line for line in upgrade['lines'])
     assert kj.preflight_check({'installed': {}}, plan) == {'name': 'NPU kernel modules', 'ok': True,
-                                                          'detail': 'not probed', 'fix': ''}
+                                                           'detail': 'not probed', 'fix': ''}
     good = probe(modules(dkms_kernels=(RUNNING, NEXT), next_present=True))
     assert kj.preflight_check(good, plan)['detail'] == ('driver 25.0.rc1.1 has its modules for %s and %s (the next '
                                                         'boot) (DKMS)' % (RUNNING, NEXT))
