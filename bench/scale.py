@@ -29,7 +29,7 @@ import importlib
 import json
 import math
 import os
-import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -662,6 +662,10 @@ def main(argv=None):
     parser.add_argument('--results', default=os.path.join(BENCH_DIR, 'scale-results.json'))
     parser.add_argument('--chart', default=os.path.join(BENCH_DIR, 'scale-results.png'))
     args = parser.parse_args(argv)
+    # `kill PID` (and a background job's ignored SIGINT) still takes the nodes and control plane down:
+    # SystemExit runs the finally below, and subprocess.run kills the running ansible-playbook.
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     results = {'points': []}
     if (args.merge or args.evaluate_only) and os.path.exists(args.results):
         with open(args.results) as handle:
