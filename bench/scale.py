@@ -402,16 +402,17 @@ def complete_points(results):
 
 
 def pick_points(points, reference, largest):
-    """(reference point, largest point) for a comparison: the point of `reference` nodes (else the
-    smallest at or above it, else the smallest), and that of `largest` (else the largest measured
-    above the reference). None when fewer than two fleet sizes qualify."""
+    """(reference point, largest point) for a comparison: the point of `largest` nodes (else the
+    largest measured), and below it the point of `reference` nodes (else the smallest above it, else
+    the largest below it). None when fewer than two fleet sizes were measured."""
     by_size = sorted(points, key=lambda p: p['nodes'])
     if len(by_size) < 2:
         return None
-    ref = next((p for p in by_size if p['nodes'] >= reference), by_size[0])
     big = next((p for p in by_size if p['nodes'] == largest), by_size[-1])
-    if big['nodes'] <= ref['nodes']:
+    below = [p for p in by_size if p['nodes'] < big['nodes']]
+    if not below:
         return None
+    ref = next((p for p in below if p['nodes'] >= reference), below[-1])
     return ref, big
 
 

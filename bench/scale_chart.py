@@ -46,6 +46,12 @@ def main(source, target):
         results = json.load(handle)
     points = sorted(results.get('points', []), key=lambda p: p['nodes'])
     figure, axes = plt.subplots(2, 2, figsize=(13, 9))
+    sizes = [point['nodes'] for point in points]
+    for axis in (axes[0][0], axes[0][1], axes[1][0], axes[1][1]):
+        if sizes and max(sizes) >= 10 * min(sizes):
+            axis.set_xscale('log')
+            axis.set_xticks(sizes)
+            axis.set_xticklabels([str(size) for size in sizes])
     panels = (
         (axes[0][0], 'wall_seconds', None, 'wall seconds per run'),
         (axes[0][1], 'controller_cpu_seconds_per_node', None, 'controller CPU seconds per node (flat = linear)'),

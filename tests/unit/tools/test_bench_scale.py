@@ -173,16 +173,15 @@ def test_the_counting_proxy_replaces_only_the_proxy_command():
 
 @pytest.mark.parametrize('points, expected', [
     ([1, 10, 25], (10, 25)),
-    ([1, 2], (2, 2)),
+    ([1, 2], (1, 2)),
+    ([1, 10], (1, 10)),
     ([1, 25, 100], (25, 100)),
+    ([10, 50, 100], (10, 100)),
 ])
 def test_pick_points(points, expected):
     picked = scale.pick_points([{'nodes': n} for n in points], 10, 100)
-    if expected[0] == expected[1]:
-        # Nothing at or above the reference besides the largest itself: the smallest is the reference.
-        assert picked == ({'nodes': 1}, {'nodes': 2})
-    else:
-        assert (picked[0]['nodes'], picked[1]['nodes']) == expected
+    assert (picked[0]['nodes'], picked[1]['nodes']) == expected
+    assert scale.pick_points([{'nodes': 10}], 10, 100) is None
 
 
 def test_a_light_node_masks_only_what_no_role_reads():
