@@ -92,10 +92,10 @@ def test_steps_are_not_judged_from_a_reference_below_ten_nodes():
 
 def test_a_step_whose_cost_per_node_grows_with_n_is_flagged():
     # Linear: wall proportional to N (per node flat). Quadratic: wall proportional to N squared.
-    small = _point(10, tasks=[('probe', 'linear', 1.0), ('report', 'per host over hostvars', 1.0),
-                              ('hdk', 'tiny', 0.01)])
-    large = _point(100, tasks=[('probe', 'linear', 10.0), ('report', 'per host over hostvars', 100.0),
-                               ('hdk', 'tiny', 0.5)])
+    linear = [('probe', 'linear %d' % index, 1.0) for index in range(5)]
+    small = _point(10, tasks=linear + [('report', 'per host over hostvars', 1.0), ('hdk', 'tiny', 0.01)])
+    large = _point(100, tasks=[(role, name, wall * 10) for role, name, wall in linear]
+                   + [('report', 'per host over hostvars', 100.0), ('hdk', 'tiny', 0.5)])
     flagged, worst, threshold = scale.quadratic_steps(small, large)
     assert threshold == 5.5
     assert set(row['name'] for row in flagged) == {'per host over hostvars'}
@@ -107,6 +107,16 @@ def test_a_step_whose_cost_per_node_grows_with_n_is_flagged():
     target = _target(results, 'no step')
     assert target['met'] is False
     assert 'per host over hostvars' in target['value']
+
+
+def test_a_machine_busier_for_the_large_fleet_slows_every_step_alike_and_flags_none():
+    tasks = [('probe', 'step %d' % index, 1.0 + index) for index in range(6)]
+    small = _point(10, tasks=tasks)
+    # Every step 2.5x slower per node: the load, not the steps.
+    large = _point(25, tasks=[(role, name, wall * 2.5 * 2.5) for role, name, wall in tasks])
+    flagged, worst, _threshold = scale.quadratic_steps(small, large)
+    assert flagged == []
+    assert worst[0]['raw_growth'] == 2.5 and worst[0]['per_node_growth'] == 1.0
 
 
 def test_a_task_repeated_in_a_run_is_compared_with_its_own_occurrence():
