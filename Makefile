@@ -11,6 +11,9 @@
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
 #                    naive script, with a scale curve: bench/results.json and .png (BENCH_NODES,
 #                    BENCH_SCALE_POINTS, BENCH_INSTALL_SCALE, BENCH_ROUNDS, BENCH_LEVERS=1)
+#   make bench-scale the scale lane (docs/fleet-scale.md): light fleets of 1 to 100 nodes, kwok kubelets;
+#                    per-node controller CPU, memory, SSH connections: bench/scale-results.json and .png
+#                    (BENCH_SCALE_LANE_POINTS=1,10,25,50,100, BENCH_SCALE_FORKS, BENCH_SCALE_LEVERS=1)
 #   make faults      the fault matrix (docs/faults.md): 32 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 
@@ -58,7 +61,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench faults
+.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench bench-scale bench-venv faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -244,7 +247,7 @@ demo-down: venv
 # the lever study only. bench/run.py builds the image and packages, makes and removes its nodes
 # and control plane; a missed target does not fail it, a failed provisioning does.
 BENCH_VENV := .cache/bench/venv
-bench: deps venv k8s-builds
+bench-venv:
 	@wanted=$$(sha256sum bench/requirements.txt | cut -d' ' -f1); \
 	if [ "$$(cat $(BENCH_VENV)/.requirements.sha256 2>/dev/null)" != "$$wanted" ]; then \
 	  echo "bench: creating $(BENCH_VENV) from bench/requirements.txt"; \
@@ -253,11 +256,22 @@ bench: deps venv k8s-builds
 	  $(BENCH_VENV)/bin/pip install --quiet --requirement bench/requirements.txt; \
 	  echo "$$wanted" > $(BENCH_VENV)/.requirements.sha256; \
 	fi
+
+bench: deps venv k8s-builds bench-venv
 	@if [ "$${BENCH_LEVERS:-}" = 1 ] && [ ! -d .cache/bench/mitogen/ansible_mitogen ]; then \
 	  $(VENV_BIN)/pip install --quiet --no-deps --target .cache/bench/mitogen --requirement bench/requirements-mitogen.txt; \
 	fi
 	$(FLEET) image
 	$(VENV_BIN)/python bench/run.py
+
+# The scale lane (docs/benchmarks.md, "Scale lane"; docs/fleet-scale.md): bench/scale.py brings up
+# light scl-NNN nodes for each fleet size of BENCH_SCALE_LANE_POINTS and a control plane with one
+# kwok Node per host, measures preflight, site, kubernetes, report and the no-op floor, and removes
+# them. It holds /tmp/npu-lock-bench, the lock `make bench` users share on one machine.
+BENCH_SCALE_LANE_POINTS ?= 1,10,25,50,100
+bench-scale: deps venv k8s-builds bench-venv
+	$(FLEET) image
+	BENCH_SCALE_LANE_POINTS=$(BENCH_SCALE_LANE_POINTS) flock /tmp/npu-lock-bench $(VENV_BIN)/python bench/scale.py
 
 # The fault matrix (docs/faults.md): tests/faults/matrix.py makes fresh flt-* nodes, builds its
 # packages and damaged copies, runs every row (three lanes side by side), prints the table, keeps

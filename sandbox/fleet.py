@@ -8,11 +8,13 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -563,7 +565,8 @@ class NodeSpec:
     """One simulated server: its product, chips and initial faults."""
 
     def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
-                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None, kubelet=False):
+                 arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None, kubelet=False,
+                 light=False):
         if product not in PRODUCTS:
             raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
                                "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
@@ -594,6 +597,9 @@ class NodeSpec:
         self.faults = dict(faults or {})
         # A node that runs a real kubelet gets a cgroup namespace of its own (see run_node).
         self.kubelet = bool(kubelet)
+        # A light node (sandbox_light: true) leaves out what no role reads (LIGHT_NODE_MASKED): for
+        # fleets of a hundred nodes on one machine (bench/scale.py).
+        self.light = bool(light)
 
     @classmethod
     def from_host_vars(cls, name, host_vars):
@@ -605,7 +611,8 @@ class NodeSpec:
                    host_vars.get("sandbox_npu_count"), host_vars.get("sandbox_chips_per_npu"),
                    host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
                    host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"),
-                   host_vars.get("sandbox_os"), host_vars.get("sandbox_kubelet", False))
+                   host_vars.get("sandbox_os"), host_vars.get("sandbox_kubelet", False),
+                   host_vars.get("sandbox_light", False))
 
     @property
     def state_dir(self):
@@ -653,7 +660,39 @@ class NodeSpec:
         described = self.hardware()
         if self.kubelet:
             described["kubelet"] = True
+        if self.light:
+            described["light"] = True
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
+
+
+# What a light node (sandbox_light: true) does without, and why no role notices: the daily timers
+# (dpkg's database backup, e2scrub, the tmpfiles clean-up: a burst of CPU in a hundred nodes at
+# once), and the journal kept in memory and capped (journalctl still reads it). systemd-logind and
+# D-Bus stay: Ansible's reboot module runs `shutdown -r`, which asks logind over D-Bus; containerd
+# stays: the container runtime's checks start containers. Measured in docs/benchmarks.md,
+# "Scale lane".
+LIGHT_NODE_MASKED = ("dpkg-db-backup.timer", "e2scrub_all.timer", "systemd-tmpfiles-clean.timer")
+LIGHT_NODE_JOURNALD = "[Journal]\nStorage=volatile\nRuntimeMaxUse=4M\nRateLimitBurst=1000\n"
+
+
+def light_node_overlay():
+    """A tar stream (bytes) of what a light node gets before its first boot: the masks (links to
+    /dev/null in /etc/systemd/system) and the journal's drop-in."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for directory in ("etc/systemd/system", "etc/systemd/journald.conf.d"):
+            entry = tarfile.TarInfo(directory)
+            entry.type, entry.mode = tarfile.DIRTYPE, 0o755
+            archive.addfile(entry)
+        for unit in LIGHT_NODE_MASKED:
+            entry = tarfile.TarInfo("etc/systemd/system/" + unit)
+            entry.type, entry.linkname = tarfile.SYMTYPE, "/dev/null"
+            archive.addfile(entry)
+        data = LIGHT_NODE_JOURNALD.encode()
+        entry = tarfile.TarInfo("etc/systemd/journald.conf.d/sandbox-light.conf")
+        entry.size, entry.mode = len(data), 0o644
+        archive.addfile(entry, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def pci_config_space(vendor, device, revision, class_code, subsystem_vendor, subsystem_device):
@@ -947,6 +986,13 @@ class Fleet:
         # Before the first boot, so that the node's containerd never sees its own shim.
         for source, target in native_runtime_files:
             podman("cp", source, "%s:%s" % (spec.name, target))
+        if spec.light:
+            # A tar stream on stdin (`podman cp -`): the masks are symbolic links.
+            result = subprocess.run([str(PODMAN_WRAPPER), "cp", "-", "%s:/" % spec.name], input=light_node_overlay(),
+                                    capture_output=True, env=COMMAND_ENV, check=False)
+            if result.returncode != 0:
+                raise SandboxError("podman cp of the light node's overlay failed (exit %d): %s"
+                                   % (result.returncode, result.stderr.decode(errors="replace").strip()))
         podman("start", spec.name)
 
     def wait_running(self, host, timeout=None, after_marker=None):
