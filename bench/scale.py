@@ -355,7 +355,10 @@ def scale_levers(count, forks):
         # After 65 s without a task (an installer that runs longer than ControlPersist): with the
         # default 60 s every node's connection is opened again, with 30m it is still there.
         ('after %d s idle, ControlPersist 60s' % IDLE_SECONDS, {}, [], IDLE_SECONDS),
-        ('ControlPersist 30m (opens them once)', {'ANSIBLE_SSH_ARGS': CONTROL_PERSIST_LONG}, [], 0),
+        # A master keeps the ControlPersist it was started with: the 60 s masters of the runs before
+        # must have expired first, so that this run starts 30m ones.
+        ('ControlPersist 30m (opens them again, once)', {'ANSIBLE_SSH_ARGS': CONTROL_PERSIST_LONG}, [],
+         IDLE_SECONDS),
         ('after %d s idle, ControlPersist 30m' % IDLE_SECONDS, {'ANSIBLE_SSH_ARGS': CONTROL_PERSIST_LONG}, [],
          IDLE_SECONDS),
         ('baseline again', {}, [], 0),
@@ -610,7 +613,8 @@ def projections(results, scenarios=None):
         return []
     big = max(points, key=lambda p: p['nodes'])
     figures = per_node_figures(big, points)
-    scenarios = scenarios or [(1, 8, 50), (1, 16, 100), (4, 8, 50), (10, 8, 50)]
+    # One controller of 8 or 16 cores; the job sliced over 10 or 100 AWX execution nodes of 8 cores.
+    scenarios = scenarios or [(1, 8, 50), (1, 16, 100), (10, 8, 100), (100, 8, 100)]
     out = []
     for size in PROJECTION_SIZES:
         for controllers, cores, forks in scenarios:
