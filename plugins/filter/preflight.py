@@ -27,13 +27,10 @@ def _names(variables):
                              'names, got %s' % type(variables).__name__)
 
 
-def role_required_vars_missing(hostvars, hosts, roles):
-    """The required variables of ``roles`` that some of ``hosts`` lack (see role_requirements.missing_variables)."""
-    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
-    # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.plugin_utils import role_requirements
+def _defined_names(hostvars, hosts, filter_name):
+    """Host -> the names of its variables, for each of ``hosts``."""
     if not isinstance(hostvars, Mapping):
-        raise AnsibleFilterError('role_required_vars_missing expects hostvars, got %s' % type(hostvars).__name__)
+        raise AnsibleFilterError('%s expects hostvars, got %s' % (filter_name, type(hostvars).__name__))
     if isinstance(hosts, str):
         hosts = [hosts]
     defined = {}
@@ -41,7 +38,16 @@ def role_required_vars_missing(hostvars, hosts, roles):
         try:
             defined[str(host)] = _names(hostvars[host])
         except KeyError:
-            raise AnsibleFilterError('role_required_vars_missing: %s is not a host of the inventory' % host)
+            raise AnsibleFilterError('%s: %s is not a host of the inventory' % (filter_name, host))
+    return defined
+
+
+def role_required_vars_missing(hostvars, hosts, roles):
+    """The required variables of ``roles`` that some of ``hosts`` lack (see role_requirements.missing_variables)."""
+    # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
+    # in each worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import role_requirements
+    defined = _defined_names(hostvars, hosts, 'role_required_vars_missing')
     try:
         return role_requirements.missing_variables(defined, roles)
     except role_requirements.RoleSpecError as error:
@@ -53,16 +59,7 @@ def role_unknown_vars(hostvars, hosts):
     """The variables of ``hosts`` that look like the collection's but are none of its variables
     (see role_requirements.unknown_variables)."""
     from ansible_collections.npu.ascend.plugins.plugin_utils import role_requirements
-    if not isinstance(hostvars, Mapping):
-        raise AnsibleFilterError('role_unknown_vars expects hostvars, got %s' % type(hostvars).__name__)
-    if isinstance(hosts, str):
-        hosts = [hosts]
-    defined = {}
-    for host in hosts:
-        try:
-            defined[str(host)] = _names(hostvars[host])
-        except KeyError:
-            raise AnsibleFilterError('role_unknown_vars: %s is not a host of the inventory' % host)
+    defined = _defined_names(hostvars, hosts, 'role_unknown_vars')
     try:
         return role_requirements.unknown_variables(defined)
     except role_requirements.RoleSpecError as error:
