@@ -76,8 +76,8 @@ def main(source, target):
     axis.set_title('SSH connections opened per node', fontsize=10)
     axis.set_xlabel('nodes (N)')
     axis.grid(True, alpha=0.3)
-    verdicts = '; '.join('%s: %s' % (t['target'], 'not judged' if t['met'] is None else
-                                      ('MET' if t['met'] else 'MISSED')) for t in results.get('targets', []))
+    words = {None: 'not judged', True: 'MET', False: 'MISSED'}
+    verdicts = '; '.join('%s: %s' % (t['target'], words[t['met']]) for t in results.get('targets', []))
     figure.suptitle('make bench-scale: light sandbox nodes, kwok kubelets, 2 cores\n' + verdicts, fontsize=9)
     figure.tight_layout()
     figure.savefig(target, dpi=110)
