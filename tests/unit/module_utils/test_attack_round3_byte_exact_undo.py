@@ -49,14 +49,18 @@ def test_containerd_module_headless_runtime_table(tmp_path, run_module, original
     assert path.read_text() == original
 
 
+def _register_two_then_remove_in_creation_order(run_module, module, path):
+    for name in ('a', 'b'):
+        assert run_module(module, {'path': str(path), 'name': name, 'default': False})['changed']
+    for name in ('a', 'b'):
+        assert run_module(module, {'path': str(path), 'name': name, 'state': 'absent'})['changed']
+
+
 @pytest.mark.parametrize('original', ['{"debug": true}', '{\n  "runtimes": {}\n}\n', '{"runtimes": null}', '', '{}'])
 def test_docker_two_runtimes_removed_in_creation_order(tmp_path, run_module, original):
     path = tmp_path / 'daemon.json'
     path.write_text(original)
-    for name in ('a', 'b'):
-        assert run_module(docker_runtime, {'path': str(path), 'name': name, 'default': False})['changed']
-    for name in ('a', 'b'):
-        assert run_module(docker_runtime, {'path': str(path), 'name': name, 'state': 'absent'})['changed']
+    _register_two_then_remove_in_creation_order(run_module, docker_runtime, path)
     assert path.read_text() == original
 
 
@@ -64,10 +68,7 @@ def test_containerd_two_runtimes_removed_in_creation_order(tmp_path, run_module)
     original = 'version = 2'
     path = tmp_path / 'config.toml'
     path.write_text(original)
-    for name in ('a', 'b'):
-        assert run_module(containerd_runtime, {'path': str(path), 'name': name, 'default': False})['changed']
-    for name in ('a', 'b'):
-        assert run_module(containerd_runtime, {'path': str(path), 'name': name, 'state': 'absent'})['changed']
+    _register_two_then_remove_in_creation_order(run_module, containerd_runtime, path)
     assert path.read_text() == original
 
 
