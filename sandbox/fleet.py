@@ -913,8 +913,10 @@ class Fleet:
 
     def up(self, recreate=False):
         ensure_ssh_key()
+        hold_bridge_address()
         for spec in self.specs.values():
             self.up_node(spec, recreate)
+            hold_bridge_address()
         for spec in self.specs.values():
             self.wait_running(spec.name)
 
@@ -1045,6 +1047,7 @@ class Fleet:
             if spec.state_dir.exists():
                 shutil.rmtree(str(spec.state_dir))
             log("%s: removed" % spec.name)
+        release_bridge()
         for directory in (NODES_STATE_DIR,):
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
@@ -1205,6 +1208,59 @@ def ensure_ssh_key():
             SSH_PUBLIC_KEY.unlink(missing_ok=True)
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "npu-ascend-sandbox", "-f", SSH_KEY])
             log("made the SSH key %s" % SSH_KEY)
+
+
+# The nodes reach this machine (package mirrors, the API server) at their network's gateway, an
+# address of the podman bridge. A Linux bridge whose address nobody set takes the lowest MAC
+# address among its ports, so every node that starts or stops, of any fleet on this machine, can
+# move the gateway's MAC under the running nodes; they keep the old one in their ARP cache and
+# their connections to this machine time out for up to ~45 s (a scenario's mirror check did, in
+# CI). Setting the bridge's address to the one it has pins it without moving it; a port of our
+# own keeps netavark from deleting the bridge, and recreating it unpinned, when its last node
+# stops. docs/development.md tells how to take the port away.
+BRIDGE_ANCHOR = "npusbx-anchor"
+SYSFS_NET = Path("/sys/class/net")
+ADDRESS_SET_BY_USER = "3"  # addr_assign_type NET_ADDR_SET
+
+
+def _network_bridge(network="podman"):
+    result = podman("network", "inspect", network, "--format", "{{.NetworkInterface}}", check=False)
+    bridge = (result.stdout or "").strip()
+    return bridge if result.returncode == 0 and bridge and (SYSFS_NET / bridge).is_dir() else None
+
+
+def _bridge_ports(bridge):
+    return sorted(port.name for port in (SYSFS_NET / bridge / "brif").iterdir())
+
+
+def _ip_link(*args):
+    result = run(["ip", "link"] + list(args), check=False)
+    if result.returncode != 0:
+        log("could not run `ip link %s` (%s): nodes may lose this machine for up to a minute "
+            "when other nodes start or stop" % (" ".join(args), result.stderr.strip()))
+    return result.returncode == 0
+
+
+def hold_bridge_address():
+    """Pins the address of the nodes' bridge and anchors the bridge (see BRIDGE_ANCHOR)."""
+    bridge = _network_bridge()
+    if bridge is None:
+        return  # the first node's start creates it; up() calls this again after each start
+    bridge_dir = SYSFS_NET / bridge
+    if (bridge_dir / "addr_assign_type").read_text().strip() != ADDRESS_SET_BY_USER:
+        _ip_link("set", "dev", bridge, "address", (bridge_dir / "address").read_text().strip())
+    if not (SYSFS_NET / BRIDGE_ANCHOR).exists():
+        # Another checkout's fleet.py may add it at the same moment: then it exists, as wanted.
+        run(["ip", "link", "add", BRIDGE_ANCHOR, "type", "veth", "peer", "name", BRIDGE_ANCHOR + "p"], check=False)
+    if BRIDGE_ANCHOR not in _bridge_ports(bridge):
+        _ip_link("set", "dev", BRIDGE_ANCHOR, "master", bridge)
+
+
+def release_bridge():
+    """Takes our port away once no node is left on the bridge; the idle bridge stays for the next node."""
+    bridge = _network_bridge()
+    if bridge is not None and _bridge_ports(bridge) == [BRIDGE_ANCHOR]:
+        _ip_link("delete", "dev", BRIDGE_ANCHOR)
 
 
 @contextlib.contextmanager
