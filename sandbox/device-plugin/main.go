@@ -6,8 +6,14 @@
 // the kubelet, lists one device per chip (ID "<Ascend910>-<logic id>") with its health from
 // `npu-smi info -t health`, and answers Allocate with ASCEND_VISIBLE_DEVICES=<logic ids> for the
 // Ascend Docker Runtime (-useAscendDocker=true) or with the device nodes themselves (false).
-// It takes Huawei's command line (-useAscendDocker, -logFile, -logLevel), so the DaemonSet the
-// npu.ascend.device_plugin role renders runs it unchanged.
+// It takes Huawei's command line (-useAscendDocker, -logFile, -logLevel, -presetVirtualDevice), so
+// the DaemonSet the npu.ascend.device_plugin role renders runs it unchanged.
+//
+// Static vNPUs (-presetVirtualDevice=true, Huawei's default): a chip with vNPUs (`npu-smi info -t
+// info-vnpu`) is published as its vNPUs, one resource per template (huawei.com/Ascend310P-2c, ID
+// "Ascend310P-2c-<vnpu id>-<logic id>"), and a container gets the vNPU's id in
+// ASCEND_VISIBLE_DEVICES (or /dev/davinci<vnpu id>). As with Huawei's plugin, the vNPUs are read
+// at start only: after a vNPU is created or destroyed the plugin must be restarted.
 package main
 
 import (
@@ -125,7 +131,8 @@ func VisibleDevices(resource string, ids []string) (string, []int, error) {
 	prefix := resource[strings.LastIndex(resource, "/")+1:] + "-"
 	var logic []int
 	for _, id := range ids {
-		number, err := strconv.Atoi(strings.TrimPrefix(id, prefix))
+		// A vNPU's id also names its chip after the vNPU id ("Ascend310P-2c-100-0"): the vNPU id counts.
+		number, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(id, prefix), "-", 2)[0])
 		if !strings.HasPrefix(id, prefix) || err != nil || number < 0 {
 			return "", nil, fmt.Errorf("device id %q is not one of %s<logic id>", id, prefix)
 		}
@@ -325,6 +332,7 @@ func main() {
 	directory := flag.String("pluginDir", pluginapi.DevicePluginPath, "the kubelet's device plugin directory")
 	interval := flag.Duration("pollInterval", 5*time.Second, "how often npu-smi is asked again")
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	presetVirtual := flag.Bool("presetVirtualDevice", true, "publish the chips' static vNPUs (read at start)")
 	resourceName := flag.String("resourceName", "", "publish the chips as this extended resource instead of "+
 		"the chip's Huawei one (not Huawei's flag: the sandbox's stand-in for Alibaba's aliyun.com/npu plugin)")
 	flag.Parse()
@@ -344,18 +352,25 @@ func main() {
 	inventory := Inventory{NpuSmi: *npuSmi}
 
 	// The resource follows the chip, as with Huawei's plugin; no chip list, nothing to publish.
-	var plugin *Plugin
-	for plugin == nil {
+	var plugins []*Plugin
+	var vnpus map[int][]VNPU
+	var wholeResource string
+	for plugins == nil {
 		chips, err := inventory.Chips()
 		if err == nil && len(chips) == 0 {
 			err = errors.New("npu-smi lists no chips")
 		}
 		if err == nil {
-			var resource string
-			if resource, err = PublishedResource(*resourceName, chips[0].Name); err == nil {
-				plugin = &Plugin{Resource: resource, UseAscendDocker: *useAscendDocker, changed: make(chan struct{}),
-					Socket: "Ascend-" + resource[strings.LastIndex(resource, "/")+1:] + ".sock"}
-				plugin.SetDevices(devicesOf(resource, chips))
+			if wholeResource, err = PublishedResource(*resourceName, chips[0].Name); err == nil {
+				if *presetVirtual {
+					vnpus = inventory.VNPUs(chips)
+				}
+				for _, resource := range ResourcesOf(wholeResource, chips, vnpus) {
+					plugin := &Plugin{Resource: resource, UseAscendDocker: *useAscendDocker, changed: make(chan struct{}),
+						Socket: "Ascend-" + resource[strings.LastIndex(resource, "/")+1:] + ".sock"}
+					plugin.SetDevices(DevicesFor(resource, wholeResource, chips, vnpus))
+					plugins = append(plugins, plugin)
+				}
 				break
 			}
 		}
@@ -364,19 +379,26 @@ func main() {
 	}
 
 	kubeletSocket := filepath.Join(*directory, filepath.Base(pluginapi.KubeletSocket))
-	var server *grpc.Server
+	servers := make([]*grpc.Server, len(plugins))
 	var registeredWith os.FileInfo
 	for {
 		// A restarted kubelet makes a new socket and forgets its plugins: register again.
-		if server == nil || registeredWith == nil || !sameFile(kubeletSocket, registeredWith) {
-			if server != nil {
-				server.Stop()
-				server = nil
+		if registeredWith == nil || !sameFile(kubeletSocket, registeredWith) {
+			for index, server := range servers {
+				if server != nil {
+					server.Stop()
+					servers[index] = nil
+				}
 			}
 			if info, err := os.Stat(kubeletSocket); err == nil {
-				if server, err = plugin.serve(*directory); err != nil {
-					log.Printf("%v; retrying in %s", err, *interval)
-				} else {
+				registered := true
+				for index, plugin := range plugins {
+					if servers[index], err = plugin.serve(*directory); err != nil {
+						log.Printf("%v; retrying in %s", err, *interval)
+						registered = false
+					}
+				}
+				if registered {
 					registeredWith = info
 				}
 			} else {
@@ -385,17 +407,168 @@ func main() {
 		}
 		time.Sleep(*interval)
 		chips, err := inventory.Chips()
-		if err != nil {
-			// What Huawei's plugin does when DCMI fails: every device unhealthy, none allocatable.
-			log.Printf("failed to get card list: %v", err)
-			devices, _ := plugin.snapshot()
-			unhealthy := make([]*pluginapi.Device, len(devices))
-			for index, device := range devices {
-				unhealthy[index] = &pluginapi.Device{ID: device.ID, Health: pluginapi.Unhealthy}
+		for _, plugin := range plugins {
+			if err != nil {
+				// What Huawei's plugin does when DCMI fails: every device unhealthy, none allocatable.
+				log.Printf("failed to get card list: %v", err)
+				devices, _ := plugin.snapshot()
+				unhealthy := make([]*pluginapi.Device, len(devices))
+				for index, device := range devices {
+					unhealthy[index] = &pluginapi.Device{ID: device.ID, Health: pluginapi.Unhealthy}
+				}
+				plugin.SetDevices(unhealthy)
+				continue
 			}
-			plugin.SetDevices(unhealthy)
+			plugin.SetDevices(DevicesFor(plugin.Resource, wholeResource, chips, vnpus))
+		}
+	}
+}
+
+// VNPU is one static vNPU as `npu-smi info -t info-vnpu` lists it.
+type VNPU struct {
+	ID       int
+	Template string
+}
+
+// ParseVNPUs reads the vNPU table of `npu-smi info -t info-vnpu -i N -c C`: the rows under the
+// header naming "Vnpu ID" and "Template Name", cells between "|".
+func ParseVNPUs(text string) ([]VNPU, error) {
+	idColumn, templateColumn := -1, -1
+	var vnpus []VNPU
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.Trim(strings.TrimSpace(line), "|")
+		if !strings.Contains(trimmed, "|") {
 			continue
 		}
-		plugin.SetDevices(devicesOf(plugin.Resource, chips))
+		cells := strings.Split(trimmed, "|")
+		for index := range cells {
+			cells[index] = strings.TrimSpace(cells[index])
+		}
+		if idColumn < 0 {
+			for index, cell := range cells {
+				switch strings.ToLower(cell) {
+				case "vnpu id":
+					idColumn = index
+				case "template name":
+					templateColumn = index
+				}
+			}
+			continue
+		}
+		if templateColumn < 0 || len(cells) <= idColumn || len(cells) <= templateColumn {
+			return nil, fmt.Errorf("npu-smi info -t info-vnpu: unexpected row %q", trimmed)
+		}
+		id, err := strconv.Atoi(cells[idColumn])
+		if err != nil {
+			return nil, fmt.Errorf("npu-smi info -t info-vnpu: unexpected row %q", trimmed)
+		}
+		vnpus = append(vnpus, VNPU{ID: id, Template: cells[templateColumn]})
 	}
+	if idColumn < 0 {
+		return nil, errors.New("npu-smi info -t info-vnpu: no vNPU table in its output")
+	}
+	return vnpus, nil
+}
+
+// VNPUType is the device type Huawei's plugin publishes a template as: vir02 on a 310P ->
+// Ascend310P-2c, vir10_3c_16g_nm -> Ascend910-10c.3cpu.16g.ndvpp (MindCluster's template table).
+func VNPUType(chipName, template string) (string, error) {
+	parts := strings.Split(template, "_")
+	cores, err := strconv.Atoi(strings.TrimPrefix(parts[0], "vir"))
+	if !strings.HasPrefix(parts[0], "vir") || err != nil {
+		return "", fmt.Errorf("%q is not a vNPU template", template)
+	}
+	name := fmt.Sprintf("Ascend910-%dc", cores)
+	if strings.HasPrefix(strings.ToUpper(chipName), "310P") {
+		name = fmt.Sprintf("Ascend310P-%dc", cores)
+	}
+	for _, part := range parts[1:] {
+		switch {
+		case part == "ndvpp" || part == "nm":
+			name += ".ndvpp"
+		case part == "dvpp" || part == "m":
+			name += ".dvpp"
+		case strings.HasSuffix(part, "c"):
+			name += "." + strings.TrimSuffix(part, "c") + "cpu"
+		case strings.HasSuffix(part, "g"):
+			name += "." + part
+		default:
+			return "", fmt.Errorf("%q is not a vNPU template", template)
+		}
+	}
+	return name, nil
+}
+
+// VNPUs reads the vNPUs of every chip (by logic id); a chip npu-smi cannot list vNPUs for has none.
+func (inventory Inventory) VNPUs(chips []Chip) map[int][]VNPU {
+	found := map[int][]VNPU{}
+	for _, chip := range chips {
+		text, err := inventory.run("info", "-t", "info-vnpu", "-i", strconv.Itoa(chip.NPU), "-c", strconv.Itoa(chip.Chip))
+		if err == nil {
+			var vnpus []VNPU
+			if vnpus, err = ParseVNPUs(text); err == nil && len(vnpus) > 0 {
+				found[chip.LogicID] = vnpus
+				log.Printf("chip %d: static vNPUs %+v", chip.LogicID, vnpus)
+			}
+		}
+		if err != nil {
+			log.Printf("chip %d: no static vNPUs read: %v", chip.LogicID, err)
+		}
+	}
+	return found
+}
+
+// ResourcesOf lists the resources to publish: the whole-chip one while a chip has no vNPUs, and
+// one per vNPU type.
+func ResourcesOf(wholeResource string, chips []Chip, vnpus map[int][]VNPU) []string {
+	seen := map[string]bool{}
+	var resources []string
+	for _, chip := range chips {
+		names := []string{wholeResource}
+		if len(vnpus[chip.LogicID]) > 0 {
+			names = nil
+			for _, vnpu := range vnpus[chip.LogicID] {
+				if kind, err := VNPUType(chip.Name, vnpu.Template); err == nil {
+					names = append(names, "huawei.com/"+kind)
+				}
+			}
+		}
+		for _, name := range names {
+			if !seen[name] {
+				seen[name] = true
+				resources = append(resources, name)
+			}
+		}
+	}
+	sort.Strings(resources)
+	return resources
+}
+
+// DevicesFor lists the devices of one resource: whole chips without vNPUs, or the vNPUs of that
+// type, each as healthy as its chip.
+func DevicesFor(resource, wholeResource string, chips []Chip, vnpus map[int][]VNPU) []*pluginapi.Device {
+	if resource == wholeResource {
+		var whole []Chip
+		for _, chip := range chips {
+			if len(vnpus[chip.LogicID]) == 0 {
+				whole = append(whole, chip)
+			}
+		}
+		return devicesOf(resource, whole)
+	}
+	kind := resource[strings.LastIndex(resource, "/")+1:]
+	devices := []*pluginapi.Device{}
+	for _, chip := range chips {
+		for _, vnpu := range vnpus[chip.LogicID] {
+			if name, err := VNPUType(chip.Name, vnpu.Template); err == nil && name == kind {
+				health := pluginapi.Unhealthy
+				if chip.Healthy {
+					health = pluginapi.Healthy
+				}
+				devices = append(devices, &pluginapi.Device{ID: fmt.Sprintf("%s-%d-%d", kind, vnpu.ID, chip.LogicID), Health: health})
+			}
+		}
+	}
+	sort.Slice(devices, func(a, b int) bool { return devices[a].ID < devices[b].ID })
+	return devices
 }

@@ -124,3 +124,62 @@ func TestDevicesCarryHealth(t *testing.T) {
 		t.Fatalf("%+v", devices)
 	}
 }
+
+const infoVNPU310P = `+-------------------------------------------------------------------------------+
+| Total number of vnpu: 2                                                       |
++-------------------------------------------------------------------------------+
+|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |
++-------------------------------------------------------------------------------+
+|  100      |  0             |  000000000000  |  0       |  vir02               |
++-------------------------------------------------------------------------------+
+|  101      |  1             |  000000000000  |  0       |  vir04_3c_ndvpp      |
++-------------------------------------------------------------------------------+
+`
+
+func TestParseVNPUs(t *testing.T) {
+	vnpus, err := ParseVNPUs(infoVNPU310P)
+	if err != nil || len(vnpus) != 2 || vnpus[1] != (VNPU{ID: 101, Template: "vir04_3c_ndvpp"}) {
+		t.Fatalf("%+v %v", vnpus, err)
+	}
+	if _, err := ParseVNPUs("The input parameter -i is invalid.\n"); err == nil {
+		t.Fatal("an error text was read as a vNPU table")
+	}
+}
+
+func TestVNPUType(t *testing.T) {
+	for _, test := range []struct{ chip, template, want string }{
+		{"310P3", "vir02", "Ascend310P-2c"}, {"310P3", "vir02_1c", "Ascend310P-2c.1cpu"},
+		{"310P3", "vir04_4c_dvpp", "Ascend310P-4c.4cpu.dvpp"}, {"910B4", "vir10_3c_16g_nm", "Ascend910-10c.3cpu.16g.ndvpp"},
+		{"910B4", "vir05_1c_8g", "Ascend910-5c.1cpu.8g"}, {"910B1", "vir06_1c_16g", "Ascend910-6c.1cpu.16g"},
+	} {
+		if got, err := VNPUType(test.chip, test.template); err != nil || got != test.want {
+			t.Errorf("VNPUType(%q, %q) = %q, %v; want %q", test.chip, test.template, got, err, test.want)
+		}
+	}
+	if _, err := VNPUType("310P3", "whole"); err == nil {
+		t.Error("a non-template got a type")
+	}
+}
+
+func TestVNPUsArePublishedInsteadOfTheirChip(t *testing.T) {
+	chips := []Chip{{NPU: 1, Chip: 0, LogicID: 0, Name: "310P3", Healthy: true}, {NPU: 1, Chip: 1, LogicID: 1, Name: "310P3", Healthy: true}}
+	vnpus := map[int][]VNPU{0: {{ID: 100, Template: "vir02"}, {ID: 101, Template: "vir02"}}}
+	resources := ResourcesOf("huawei.com/Ascend310P", chips, vnpus)
+	if len(resources) != 2 || resources[0] != "huawei.com/Ascend310P" || resources[1] != "huawei.com/Ascend310P-2c" {
+		t.Fatalf("%v", resources)
+	}
+	whole := DevicesFor("huawei.com/Ascend310P", "huawei.com/Ascend310P", chips, vnpus)
+	if len(whole) != 1 || whole[0].ID != "Ascend310P-1" {
+		t.Fatalf("whole chips: %+v", whole)
+	}
+	split := DevicesFor("huawei.com/Ascend310P-2c", "huawei.com/Ascend310P", chips, vnpus)
+	if len(split) != 2 || split[0].ID != "Ascend310P-2c-100-0" || split[1].ID != "Ascend310P-2c-101-0" {
+		t.Fatalf("vNPUs: %+v", split)
+	}
+	plugin := &Plugin{Resource: "huawei.com/Ascend310P-2c", UseAscendDocker: true, changed: make(chan struct{})}
+	response, err := plugin.Allocate(context.Background(), &pluginapi.AllocateRequest{ContainerRequests: []*pluginapi.ContainerAllocateRequest{
+		{DevicesIds: []string{"Ascend310P-2c-101-0"}}}})
+	if err != nil || response.ContainerResponses[0].Envs["ASCEND_VISIBLE_DEVICES"] != "101" {
+		t.Fatalf("%+v %v", response, err)
+	}
+}

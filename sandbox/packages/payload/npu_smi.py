@@ -332,6 +332,10 @@ def visible_hardware(hardware, devices_file=CONTAINER_DEVICES_FILE):
 
 
 USAGE = """Usage: npu-smi info [-l | -m | -t board|health -i id [-c chip_id]]
+       npu-smi info -t info-vnpu -i id -c chip_id | -t template-info|vnpu-mode|vnpu-cfg-recover
+       npu-smi set -t vnpu-mode|vnpu-cfg-recover -d 0|1
+       npu-smi set -t create-vnpu -i id -c chip_id -f template [-v vnpu_id] [-g vgroup_id]
+       npu-smi set -t destroy-vnpu -i id -c chip_id -v vnpu_id
 (sandbox npu-smi: only these queries are simulated)
 """
 
@@ -350,7 +354,7 @@ def run(argv, hardware, faults):
     """Returns the output text of ``npu-smi argv`` on this node; raises NpuSmiFailure."""
     if not argv or argv[0] in ("-h", "--help"):
         return USAGE
-    if argv[0] != "info":
+    if argv[0] not in ("info", "set"):
         raise NpuSmiFailure("Invalid command: %s. Use 'npu-smi -h' to see the supported commands." % argv[0])
     error_code = faults.get("npu_smi_error")
     if error_code:
@@ -360,6 +364,8 @@ def run(argv, hardware, faults):
         raise NpuSmiFailure("dcmi module initialize failed. ret is %d" % DCMI_NOT_READY)
     unhealthy = faults.get("unhealthy_chips") or []
     options = argv[1:]
+    if argv[0] == "set" or (len(options) >= 2 and options[0] == "-t" and options[1] in VNPU_QUERIES):
+        return run_vnpu(argv, hardware, faults)
     if not options:
         return render_info(hardware, driver_version, unhealthy=unhealthy)
     if options == ["-l"]:
@@ -383,6 +389,300 @@ def run(argv, hardware, faults):
             return render_health(hardware, npu_id, chip_id, unhealthy)
     raise NpuSmiFailure("Invalid command: info %s. Use 'npu-smi -h' to see the supported commands."
                         % " ".join(options))
+
+
+# --- static vNPUs (docs/vnpu.md; MindCluster "Creating vNPUs", "Virtualization Rules") ------
+# Not backed by a sample, so chosen by us (see sandbox/README.md): the text of every failure, the
+# vnpu-mode values (docker/vm), the order in which ids and vGroups are given out, that
+# /dev/davinci<vnpu id> appears with the vNPU, the 310P's 24 GB, and that a vNPU counts as in
+# use while a container the Ascend Docker Runtime gave it exists.
+
+VNPU_QUERIES = ("info-vnpu", "template-info", "vnpu-mode", "vnpu-cfg-recover")
+VNPU_STATE_FILE = os.path.join(ascend_sim.STATE_DIR, "vnpu.json")
+# Bundles of running containers (containerd's runc shim keeps one per task): the sandbox's
+# Ascend Docker Runtime leaves the ids it gave each in ascend-sandbox-visible-devices.
+CONTAINER_BUNDLES = "/run/containerd/io.containerd.runtime.v2.task"
+UNSPECIFIED_VNPU_ID = 4294967295
+DEVICE_DIR = "/dev"
+make_device_node = ascend_sim._mknod  # pylint: disable=protected-access  # the driver's own helper
+# Template -> (AI cores, memory GB, AI CPUs, VPC, VENC, JPEGD, PNGD, VDEC, JPEGE).
+_VNPU_TEMPLATES = {
+    "310P": [("vir01", 1, 3, 1, 1, 0, 2, 0, 1, 1), ("vir02", 2, 6, 2, 3, 1, 4, 0, 3, 2),
+             ("vir02_1c", 2, 6, 1, 3, 0, 4, 0, 3, 2), ("vir04", 4, 12, 4, 6, 2, 8, 0, 6, 4),
+             ("vir04_3c", 4, 12, 3, 6, 1, 8, 0, 6, 4), ("vir04_3c_ndvpp", 4, 12, 3, 0, 0, 0, 0, 0, 0),
+             ("vir04_4c_dvpp", 4, 12, 4, 12, 3, 16, 0, 12, 8)],
+    "910B4": [("vir10_3c_16g", 10, 16, 3, 4, 0, 12, 0, 1, 2), ("vir10_4c_16g_m", 10, 16, 4, 9, 0, 24, 0, 2, 4),
+              ("vir10_3c_16g_nm", 10, 16, 3, 0, 0, 0, 0, 0, 0), ("vir05_1c_8g", 5, 8, 1, 2, 0, 6, 0, 0, 1)],
+    "910B3": [("vir10_3c_32g", 10, 32, 3, 4, 0, 12, 0, 1, 2), ("vir05_1c_16g", 5, 16, 1, 2, 0, 6, 0, 0, 1)],
+    "910B-training": [("vir12_3c_32g", 12, 32, 3, 4, 0, 12, 0, 1, 2), ("vir06_1c_16g", 6, 16, 1, 2, 0, 6, 0, 0, 1)],
+}
+# (AI cores, memory GB, AI CPUs, vNPU ids per chip, vGroups) of a whole chip per template set.
+_VNPU_CHIPS = {"310P": (8, 24, 8, 8, True), "910B4": (20, 32, 7, 16, False), "910B3": (20, 64, 7, 16, False),
+               "910B-training": (24, 64, 7, 16, False)}
+
+
+def _vnpu_kind(hardware):
+    name = str(hardware.get("chip_name", "")).upper()
+    if name.startswith("310P"):
+        return "310P"
+    if name in ("910B3", "910B4"):
+        return name
+    if name.startswith("910B1") or name.startswith("910B2"):
+        return "910B-training"
+    raise NpuSmiFailure("This device does not support vnpu.")
+
+
+def _set_answer(message, ok=True):
+    status = "OK" if ok else "FAILED"
+    return "\tStatus                         : %s\n\tMessage                        : %s\n" % (status, message)
+
+
+def _vnpu_failure(message):
+    return NpuSmiFailure(_set_answer(message, ok=False).rstrip("\n"))
+
+
+def _in_container():
+    return os.path.exists(CONTAINER_DEVICES_FILE)
+
+
+def load_vnpu_state(hardware):
+    """The vNPU state; after a reboot it is kept when config recovery is on, else emptied."""
+    state = ascend_sim.read_json(VNPU_STATE_FILE) or {}
+    state.setdefault("mode", "docker")
+    state.setdefault("recover", True)
+    state.setdefault("vnpus", [])
+    if _in_container():
+        return state
+    boot = ascend_sim.boot_marker()
+    if state.get("boot") != boot:
+        if not state["recover"]:
+            state["vnpus"] = []
+        state["boot"] = boot
+        save_vnpu_state(state, hardware)
+    return state
+
+
+def save_vnpu_state(state, hardware):
+    """Writes the state and makes /dev/davinci<vnpu id> match the vNPUs that exist."""
+    ascend_sim.write_json_atomic(VNPU_STATE_FILE, state)
+    wanted = set(vnpu["vnpu_id"] for vnpu in state["vnpus"])
+    for name in os.listdir(DEVICE_DIR):
+        if name.startswith("davinci") and name[7:].isdigit() and int(name[7:]) >= 100 and int(name[7:]) not in wanted:
+            os.remove(os.path.join(DEVICE_DIR, name))
+    for vnpu_id in wanted:
+        path = os.path.join(DEVICE_DIR, "davinci%d" % vnpu_id)
+        if not os.path.exists(path):
+            make_device_node(path, ascend_sim.DEVICE_MAJORS["davinci"], vnpu_id)
+
+
+def vnpus_in_use(faults):
+    """vNPU id -> container id: containers that hold one (their bundle names it), and the
+    vnpu_in_use fault (ids)."""
+    used = {}
+    for vnpu_id in faults.get("vnpu_in_use") or []:
+        used[int(vnpu_id)] = "5a17b0c0ffee"
+    try:
+        namespaces = os.listdir(CONTAINER_BUNDLES)
+    except OSError:
+        namespaces = []
+    for namespace in namespaces:
+        try:
+            containers = os.listdir(os.path.join(CONTAINER_BUNDLES, namespace))
+        except OSError:
+            continue
+        for container in containers:
+            path = os.path.join(CONTAINER_BUNDLES, namespace, container, "ascend-sandbox-visible-devices")
+            try:
+                with open(path) as handle:
+                    ids = [int(field) for field in handle.read().split()]
+            except (IOError, OSError, ValueError):
+                continue
+            for vnpu_id in ids:
+                if vnpu_id >= 100:
+                    used[vnpu_id] = container[:12]
+    return used
+
+
+def render_template_info(kind):
+    rule = "+" + "-" * 90 + "+"
+    lines = [rule, "|" + "NPU instance template info is:".ljust(90) + "|",
+             "|" + "Name".ljust(20) + "AICORE".ljust(10) + "Memory".ljust(10) + "AICPU".ljust(10) + "VPC".ljust(15)
+             + "VENC".ljust(15) + "JPEGD".ljust(10) + "|",
+             "|" + "".ljust(31) + "GB".ljust(19) + "PNGD".ljust(15) + "VDEC".ljust(15) + "JPEGE".ljust(10) + "|",
+             "|" + "=" * 90 + "|"]
+    for name, cores, memory, cpus, vpc, venc, jpegd, pngd, vdec, jpege in _VNPU_TEMPLATES[kind]:
+        lines.append("|" + name.ljust(20) + str(cores).ljust(10) + str(memory).ljust(10) + str(cpus).ljust(10)
+                     + str(vpc).ljust(15) + str(venc).ljust(15) + str(jpegd).ljust(10) + "|")
+        lines.append("|" + "".ljust(50) + str(pngd).ljust(15) + str(vdec).ljust(15) + str(jpege).ljust(10) + "|")
+        lines.append(rule)
+    return "\n".join(lines) + "\n"
+
+
+def _template(kind, name):
+    for entry in _VNPU_TEMPLATES[kind]:
+        if entry[0] == name:
+            return entry
+    return None
+
+
+def _chip_vnpus(state, npu_id, chip_id):
+    return [vnpu for vnpu in state["vnpus"] if vnpu["npu_id"] == npu_id and vnpu["chip_id"] == chip_id]
+
+
+def _vgroup_cost(kind, vnpus):
+    """(vGroups, AI cores) the vNPUs take: on a 310P every vNPU but vir01 has a vGroup of its own,
+    two vir01 share one 2-core vGroup."""
+    if kind != "310P":
+        return 0, sum(_template(kind, vnpu["template"])[1] for vnpu in vnpus)
+    vir01 = len([vnpu for vnpu in vnpus if vnpu["template"] == "vir01"])
+    others = [vnpu for vnpu in vnpus if vnpu["template"] != "vir01"]
+    shared = (vir01 + 1) // 2
+    return len(others) + shared, sum(_template(kind, vnpu["template"])[1] for vnpu in others) + 2 * shared
+
+
+def render_info_vnpu(kind, vnpus, used):
+    cores, memory, cpus = _VNPU_CHIPS[kind][:3]
+    _groups, used_cores = _vgroup_cost(kind, vnpus)
+    used_memory = sum(_template(kind, vnpu["template"])[2] for vnpu in vnpus)
+    used_cpus = sum(_template(kind, vnpu["template"])[3] for vnpu in vnpus)
+    rule = "+" + "-" * 79 + "+"
+
+    def row(text):
+        return "| " + text.ljust(78) + "|"
+
+    cells = ["%d/%d" % (cores - used_cores, cores), "%d/%d" % (memory - used_memory, memory),
+             "%d/%d" % (cpus - used_cpus, cpus)]
+    lines = [rule, row("NPU resource static info as follow:"),
+             row("Format:Free/Total".ljust(36) + "NA: Currently, query is not supported."),
+             row("AICORE    Memory    AICPU    VPC    VENC    VDEC    JPEGD    JPEGE    PNGD"),
+             row("           GB"), "|" + "=" * 79 + "|",
+             row(cells[0].ljust(10) + cells[1].ljust(10) + cells[2].ljust(9)
+                 + "NA/NA  NA/NA   NA/NA   NA/NA    NA/NA    NA/NA"), rule,
+             row("Total number of vnpu: %d" % len(vnpus)), rule,
+             "|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |", rule]
+    for vnpu in sorted(vnpus, key=lambda item: item["vnpu_id"]):
+        container = used.get(vnpu["vnpu_id"])
+        lines.append("|  %s|  %s|  %s|  %s|  %s|" % (
+            str(vnpu["vnpu_id"]).ljust(9), str(vnpu["vgroup_id"]).ljust(14),
+            (container or "000000000000").ljust(14), ("1" if container else "0").ljust(8),
+            vnpu["template"].ljust(20)))
+        lines.append(rule)
+    return "\n".join(lines) + "\n"
+
+
+def _free_vgroup(kind, vnpus, template):
+    if template == "vir01":
+        for vnpu in vnpus:
+            partners = [other for other in vnpus if other["vgroup_id"] == vnpu["vgroup_id"]]
+            if vnpu["template"] == "vir01" and len(partners) == 1:
+                return vnpu["vgroup_id"]
+    taken = set(vnpu["vgroup_id"] for vnpu in vnpus)
+    for vgroup in range(4 if kind == "310P" else 16):
+        if vgroup not in taken:
+            return vgroup
+    return None
+
+
+def create_vnpu(state, kind, chip, template, vnpu_id, vgroup_id):
+    entry = _template(kind, template)
+    if entry is None:
+        raise _vnpu_failure("Create vnpu failed. The template %s is not supported by this device." % template)
+    cores, memory, cpus, ids_per_chip, has_vgroups = _VNPU_CHIPS[kind]
+    first = 100 + 16 * chip["logic_id"]
+    vnpus = _chip_vnpus(state, chip["npu_id"], chip.get("chip_id", 0))
+    taken = set(vnpu["vnpu_id"] for vnpu in state["vnpus"])
+    if vnpu_id is None or vnpu_id == UNSPECIFIED_VNPU_ID:
+        free = [number for number in range(first, first + ids_per_chip) if number not in taken]
+        if not free:
+            raise _vnpu_failure("Create vnpu failed. No vnpu id is left on this chip.")
+        vnpu_id = free[0]
+    elif not first <= vnpu_id < first + ids_per_chip:
+        raise _vnpu_failure("Create vnpu failed. The vnpu id %d is out of range [%d, %d]."
+                            % (vnpu_id, first, first + ids_per_chip - 1))
+    elif vnpu_id in taken:
+        raise _vnpu_failure("Create vnpu failed. The vnpu id %d already exists." % vnpu_id)
+    if vgroup_id is not None and not has_vgroups:
+        raise _vnpu_failure("Create vnpu failed. The parameter -g is not supported by this device.")
+    if vgroup_id is not None and not 0 <= vgroup_id <= 3:
+        raise _vnpu_failure("Create vnpu failed. The vgroup id %d is out of range [0, 3]." % vgroup_id)
+    if vgroup_id is None:
+        vgroup_id = _free_vgroup(kind, vnpus, template)
+    new = {"npu_id": chip["npu_id"], "chip_id": chip.get("chip_id", 0), "vnpu_id": vnpu_id,
+           "vgroup_id": vgroup_id, "template": template}
+    groups, used_cores = _vgroup_cost(kind, vnpus + [new])
+    used_memory = sum(_template(kind, vnpu["template"])[2] for vnpu in vnpus + [new])
+    if vgroup_id is None or (has_vgroups and groups > 4) or used_cores > cores or used_memory > memory:
+        raise _vnpu_failure("Create vnpu failed. The resources of the device are not enough.")
+    state["vnpus"].append(new)
+    return "Create vnpu success"
+
+
+def destroy_vnpu(state, chip, vnpu_id, faults):
+    vnpus = _chip_vnpus(state, chip["npu_id"], chip.get("chip_id", 0))
+    found = [vnpu for vnpu in vnpus if vnpu["vnpu_id"] == vnpu_id]
+    if not found:
+        raise _vnpu_failure("Destroy vnpu %d failed. The vnpu does not exist." % vnpu_id)
+    container = vnpus_in_use(faults).get(vnpu_id)
+    if container:
+        raise _vnpu_failure("Destroy vnpu %d failed. The vnpu is in use by container %s." % (vnpu_id, container))
+    state["vnpus"].remove(found[0])
+    return "Destroy vnpu %d success" % vnpu_id
+
+
+def run_vnpu(argv, hardware, faults):
+    """``npu-smi set -t vnpu-mode|vnpu-cfg-recover|create-vnpu|destroy-vnpu`` and ``npu-smi info
+    -t info-vnpu|template-info|vnpu-mode|vnpu-cfg-recover``."""
+    options = argv[1:]
+    what = options[1] if len(options) >= 2 and options[0] == "-t" else None
+    kind = _vnpu_kind(hardware)
+    state = load_vnpu_state(hardware)
+    if argv[0] == "info":
+        if what == "template-info":
+            return render_template_info(kind)
+        if what == "vnpu-mode":
+            return "    " + "vnpu-mode".ljust(31) + ": " + state["mode"] + "\n"
+        if what == "vnpu-cfg-recover":
+            return "VNPU config recover mode : %s\n" % ("Enable" if state["recover"] else "Disable")
+        npu_id = _option_value(options, "-i")
+        chip_id = _option_value(options, "-c")
+        if npu_id is None or chip_id is None:
+            raise NpuSmiFailure("The input parameter -i or -c is missing.")
+        chip = _chip(hardware, npu_id, chip_id)
+        return render_info_vnpu(kind, _chip_vnpus(state, chip["npu_id"], chip_id), vnpus_in_use(faults))
+    if what in ("vnpu-mode", "vnpu-cfg-recover"):
+        value = _option_value(options, "-d")
+        if value not in (0, 1):
+            raise NpuSmiFailure("The input parameter -d is invalid.")
+        if what == "vnpu-mode":
+            mode = "docker" if value == 0 else "vm"
+            if mode != state["mode"] and state["vnpus"]:
+                raise _vnpu_failure("Set vnpu-mode failed. Destroy all vnpus first.")
+            state["mode"] = mode
+            message = "Set vnpu-mode %s success" % mode
+        else:
+            state["recover"] = value == 1
+            message = "The VNPU config recover mode %s is set successfully." % ("Enable" if value else "Disable")
+        save_vnpu_state(state, hardware)
+        return _set_answer(message)
+    if what in ("create-vnpu", "destroy-vnpu"):
+        npu_id = _option_value(options, "-i")
+        chip_id = _option_value(options, "-c")
+        if npu_id is None or chip_id is None:
+            raise NpuSmiFailure("The input parameter -i or -c is missing.")
+        chip = _chip(hardware, npu_id, chip_id)
+        if what == "create-vnpu":
+            if "-f" not in options or options.index("-f") + 1 >= len(options):
+                raise NpuSmiFailure("The input parameter -f is missing.")
+            message = create_vnpu(state, kind, chip, options[options.index("-f") + 1], _option_value(options, "-v"),
+                                  _option_value(options, "-g"))
+        else:
+            vnpu_id = _option_value(options, "-v")
+            if vnpu_id is None:
+                raise NpuSmiFailure("The input parameter -v is missing.")
+            message = destroy_vnpu(state, chip, vnpu_id, faults)
+        save_vnpu_state(state, hardware)
+        return _set_answer(message)
+    raise NpuSmiFailure("Invalid command: %s. Use 'npu-smi -h' to see the supported commands." % " ".join(argv))
 
 
 def main(argv=None):

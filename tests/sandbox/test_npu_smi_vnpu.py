@@ -1,0 +1,177 @@
+"""Contract tests of the fake npu-smi's static vNPUs (docs/vnpu.md).
+
+Host part: the simulator's rules (templates per chip, ids, capacity, vGroups, in-use refusal,
+config recovery across a reboot) and that the collection's parsers read what it prints. Node
+part (test_node_*): the same through the installed npu-smi, across a real node restart.
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
+import testing  # noqa: E402
+import collection_code  # noqa: E402
+
+npu_smi = testing.load_npu_smi()
+collection_code.load_module_utils("npu_smi")  # npu_vnpu imports it under its Ansible name
+vnpu_parser = collection_code.load_module_utils("npu_vnpu")
+
+A2 = {"chip_family": "910b", "chip_name": "910B4",
+      "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}, {"npu_id": 1, "chips": [{"chip_id": 0}]}]}
+DUO = {"chip_family": "310p", "chip_name": "310P3",
+       "npus": [{"npu_id": 1, "chips": [{"chip_id": 0}, {"chip_id": 1}]}]}
+
+
+@pytest.fixture
+def simulated(tmp_path, monkeypatch):
+    """npu-smi's vNPU commands against a state file and a /dev in tmp_path, with a boot we control."""
+    monkeypatch.setattr(npu_smi, "VNPU_STATE_FILE", str(tmp_path / "vnpu.json"))
+    monkeypatch.setattr(npu_smi, "DEVICE_DIR", str(tmp_path))
+    monkeypatch.setattr(npu_smi, "CONTAINER_BUNDLES", str(tmp_path / "bundles"))
+    monkeypatch.setattr(npu_smi, "make_device_node", lambda path, major, minor: open(path, "w").close())
+    monkeypatch.setattr(npu_smi.ascend_sim, "boot_marker", lambda: boot[0])
+    monkeypatch.setattr(npu_smi.ascend_sim, "installed_driver_version", lambda: "25.0.rc1.1")
+    monkeypatch.setattr(npu_smi.ascend_sim, "driver_reboot_pending", lambda: False)
+    boot = ["boot-1"]
+
+    class Simulated(object):
+        devices = tmp_path
+
+        def run(self, hardware, *argv, **kwargs):
+            return npu_smi.run(list(argv), hardware, kwargs.get("faults", {}))
+
+        def fails(self, hardware, *argv, **kwargs):
+            with pytest.raises(npu_smi.NpuSmiFailure) as failure:
+                self.run(hardware, *argv, **kwargs)
+            return failure.value.message
+
+        def reboot(self):
+            boot[0] += "+"
+
+        def vnpus(self, hardware, npu, chip):
+            return vnpu_parser.parse_info_vnpu(self.run(hardware, "info", "-t", "info-vnpu", "-i", str(npu),
+                                                        "-c", str(chip)))
+
+    return Simulated()
+
+
+def test_template_info_is_what_the_parser_reads(simulated):
+    templates = vnpu_parser.parse_template_info(simulated.run(A2, "info", "-t", "template-info"))
+    assert templates["vir10_3c_16g"] == {"aicore": 10, "memory_gb": 16, "aicpu": 3}
+    assert sorted(templates) == ["vir05_1c_8g", "vir10_3c_16g", "vir10_3c_16g_nm", "vir10_4c_16g_m"]
+    templates = vnpu_parser.parse_template_info(simulated.run(DUO, "info", "-t", "template-info"))
+    assert sorted(templates) == sorted(vnpu_parser.TEMPLATES["310P"])
+
+
+def test_create_gives_ids_from_the_chip_range_and_vgroups(simulated):
+    answer = simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "1", "-f", "vir02")
+    assert vnpu_parser.parse_created(answer) == "Create vnpu success"
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "1", "-f", "vir01")
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "1", "-f", "vir01")
+    parsed = simulated.vnpus(DUO, 1, 1)
+    # Chip 1 of the Duo card is /dev/davinci1: ids 116..123; two vir01 share one vGroup.
+    assert [(v["vnpu_id"], v["vgroup_id"], v["template"]) for v in parsed["vnpus"]] == [
+        (116, 0, "vir02"), (117, 1, "vir01"), (118, 1, "vir01")]
+    assert parsed["resources"]["aicore"] == {"free": 4, "total": 8}
+    assert parsed["resources"]["memory_gb"] == {"free": 12, "total": 24}
+    assert sorted(os.listdir(str(simulated.devices))) == ["davinci116", "davinci117", "davinci118", "vnpu.json"]
+    assert simulated.vnpus(DUO, 1, 0)["vnpus"] == []
+
+
+def test_create_refusals(simulated):
+    unknown = simulated.fails(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir02")
+    assert "template vir02 is not supported" in unknown
+    assert vnpu_parser.parse_set_result(unknown)[0] is False
+    out_of_range = simulated.fails(A2, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir05_1c_8g",
+                                   "-v", "100")
+    assert "out of range [116, 131]" in out_of_range
+    vgroup = simulated.fails(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir05_1c_8g", "-g", "0")
+    assert "-g is not supported" in vgroup
+    simulated.run(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir10_3c_16g", "-v", "103")
+    taken = simulated.fails(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir05_1c_8g", "-v", "103")
+    assert "103 already exists" in taken
+    simulated.run(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir05_1c_8g")
+    full = simulated.fails(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir10_3c_16g")
+    assert "not enough" in full
+    assert [v["vnpu_id"] for v in simulated.vnpus(A2, 0, 0)["vnpus"]] == [100, 103]
+
+
+def test_310p_vgroups_limit(simulated):
+    for _ in range(4):
+        simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02_1c")
+    assert "not enough" in simulated.fails(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir01")
+
+
+def test_destroy_and_in_use(simulated, tmp_path):
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02")
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02")
+    bundle = tmp_path / "bundles" / "k8s.io" / ("c0ffee" * 10)
+    bundle.mkdir(parents=True)
+    (bundle / "ascend-sandbox-visible-devices").write_text("101\n")
+    parsed = simulated.vnpus(DUO, 1, 0)
+    assert [(v["vnpu_id"], v["in_use"], v["container_id"]) for v in parsed["vnpus"]] == [
+        (100, False, "000000000000"), (101, True, "c0ffeec0ffee")]
+    refused = simulated.fails(DUO, "set", "-t", "destroy-vnpu", "-i", "1", "-c", "0", "-v", "101")
+    assert "in use by container c0ffeec0ffee" in refused
+    faulted = simulated.fails(DUO, "set", "-t", "destroy-vnpu", "-i", "1", "-c", "0", "-v", "100",
+                              faults={"vnpu_in_use": [100]})
+    assert "in use" in faulted
+    answer = simulated.run(DUO, "set", "-t", "destroy-vnpu", "-i", "1", "-c", "0", "-v", "100")
+    assert vnpu_parser.parse_destroyed(answer, 100) == "Destroy vnpu 100 success"
+    assert "does not exist" in simulated.fails(DUO, "set", "-t", "destroy-vnpu", "-i", "1", "-c", "0", "-v", "100")
+    assert "davinci100" not in os.listdir(str(simulated.devices))
+
+
+def test_layout_survives_a_reboot_only_with_config_recovery(simulated):
+    assert vnpu_parser.parse_recover(simulated.run(DUO, "info", "-t", "vnpu-cfg-recover")) is True
+    assert vnpu_parser.parse_mode(simulated.run(DUO, "info", "-t", "vnpu-mode")) == "docker"
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir04")
+    simulated.reboot()
+    assert len(simulated.vnpus(DUO, 1, 0)["vnpus"]) == 1
+    answer = simulated.run(DUO, "set", "-t", "vnpu-cfg-recover", "-d", "0")
+    assert vnpu_parser.parse_set_result(answer)[0] is True
+    assert vnpu_parser.parse_recover(simulated.run(DUO, "info", "-t", "vnpu-cfg-recover")) is False
+    simulated.reboot()
+    assert simulated.vnpus(DUO, 1, 0)["vnpus"] == []
+    assert "davinci100" not in os.listdir(str(simulated.devices))
+
+
+def test_mode_change_needs_no_vnpus(simulated):
+    simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir04")
+    assert "Destroy all vnpus first" in simulated.fails(DUO, "set", "-t", "vnpu-mode", "-d", "1")
+    assert vnpu_parser.parse_set_result(simulated.run(DUO, "set", "-t", "vnpu-mode", "-d", "0"))[0] is True
+
+
+def test_chips_without_vnpus_say_so(simulated):
+    legacy = {"chip_family": "910", "chip_name": "910B", "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}]}
+    assert "does not support vnpu" in simulated.fails(legacy, "info", "-t", "template-info")
+
+
+# ============================== inside a sandbox node ======================================
+
+@pytest.fixture
+def node(sandbox_node, node_packages):
+    sandbox_node.reset()
+    testing.prepare_driver_prerequisites(sandbox_node)
+    testing.run_package(sandbox_node, testing.DRIVER, "--nox11", "--full", "--quiet", "--install-for-all", expect=0)
+    sandbox_node.reboot()
+    return sandbox_node
+
+
+def test_node_vnpus_and_their_device_nodes_survive_a_reboot_with_recovery(node):
+    def npu_smi_in(*args):
+        return node.exec(["npu-smi"] + list(args), check=False)
+
+    created = npu_smi_in("set", "-t", "create-vnpu", "-i", "2", "-c", "0", "-f", "vir05_1c_8g")
+    assert created.returncode == 0, created.stdout
+    assert node.exec(["sh", "-c", "ls /dev/davinci132"], check=False).returncode == 0
+    node.reboot()
+    parsed = vnpu_parser.parse_info_vnpu(npu_smi_in("info", "-t", "info-vnpu", "-i", "2", "-c", "0").stdout)
+    assert [(v["vnpu_id"], v["template"]) for v in parsed["vnpus"]] == [(132, "vir05_1c_8g")]
+    assert node.exec(["sh", "-c", "ls /dev/davinci132"], check=False).returncode == 0
+    assert npu_smi_in("set", "-t", "vnpu-cfg-recover", "-d", "0").returncode == 0
+    node.reboot()
+    parsed = vnpu_parser.parse_info_vnpu(npu_smi_in("info", "-t", "info-vnpu", "-i", "2", "-c", "0").stdout)
+    assert parsed["vnpus"] == []
+    assert node.exec(["sh", "-c", "ls /dev/davinci132"], check=False).returncode != 0
