@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+"""Run npu_vnpu against a stand-in npu-smi that keeps a chip's vNPUs in a JSON file."""
+
+import json
+import os
+import stat
+import sys
+
+from ansible_collections.npu.ascend.plugins.modules import npu_vnpu
+
+SYNTHETIC = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'npu_smi_synthetic')
+
+INFO_M = '''NPU ID       Chip ID       Chip Logic ID       Chip Name
+1            0             0                   Ascend 310P3
+1            1             1                   Ascend 310P3
+1            2             -                   Mcu
+'''
+
+# A stand-in npu-smi for one 310P3 card: only what npu_vnpu runs, no capacity rules (the module's
+# own judgement is what is tested; the simulator's rules are tested in tests/sandbox).
+FAKE = r'''#!%(python)s
+import json, sys
+state_path, log_path = %(state)r, %(log)r
+argv = sys.argv[1:]
+open(log_path, "a").write(" ".join(argv) + "\n")
+state = json.load(open(state_path))
+def opt(flag):
+    return argv[argv.index(flag) + 1] if flag in argv else None
+def save():
+    json.dump(state, open(state_path, "w"))
+if argv == ["info", "-m"]:
+    sys.stdout.write(%(info_m)r)
+elif argv[:3] == ["info", "-t", "template-info"]:
+    sys.stdout.write(open(%(templates)r).read())
+elif argv[:3] == ["info", "-t", "vnpu-mode"]:
+    print("    vnpu-mode                      : " + state["mode"])
+elif argv[:3] == ["info", "-t", "vnpu-cfg-recover"]:
+    print("VNPU config recover mode : " + ("Enable" if state["recover"] else "Disable"))
+elif argv[:3] == ["info", "-t", "info-vnpu"]:
+    vnpus = [v for v in state["vnpus"] if [v["npu"], v["chip"]] == [int(opt("-i")), int(opt("-c"))]]
+    print("| AICORE    Memory    AICPU |\n| 8/8       24/24     8/8   |")
+    print("| Total number of vnpu: %%d |" %% len(vnpus))
+    print("|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |")
+    for v in vnpus:
+        used = v["id"] in state["in_use"]
+        print("|  %%d  |  %%d  |  %%s  |  %%s  |  %%s  |" %% (v["id"], v["vgroup"], "c0ffeec0ffee" if used else "000000000000",
+                                                  "1" if used else "0", v["template"]))
+elif argv[:3] == ["set", "-t", "vnpu-mode"]:
+    state["mode"] = "docker" if opt("-d") == "0" else "vm"; save(); print("Status : OK\nMessage : ok")
+elif argv[:3] == ["set", "-t", "vnpu-cfg-recover"]:
+    state["recover"] = opt("-d") == "1"; save(); print("Status : OK\nMessage : ok")
+elif argv[:3] == ["set", "-t", "create-vnpu"]:
+    if state.get("refuse_create"):
+        print("\tStatus : FAILED\n\tMessage : Create vnpu failed. The resources of the device are not enough."); sys.exit(1)
+    taken = [v["id"] for v in state["vnpus"]]
+    vnpu_id = int(opt("-v")) if opt("-v") else min(i for i in range(100 + 16 * int(opt("-c")), 200) if i not in taken)
+    vgroup = int(opt("-g")) if opt("-g") else len([v for v in state["vnpus"] if v["chip"] == int(opt("-c"))])
+    state["vnpus"].append({"npu": int(opt("-i")), "chip": int(opt("-c")), "id": vnpu_id, "vgroup": vgroup,
+                           "template": opt("-f")})
+    save(); print("\tStatus                         : OK\n\tMessage                        : Create vnpu success")
+elif argv[:3] == ["set", "-t", "destroy-vnpu"]:
+    vnpu_id = int(opt("-v"))
+    if vnpu_id in state["in_use"]:
+        print("\tStatus : FAILED\n\tMessage : Destroy vnpu %%d failed. The vnpu is in use." %% vnpu_id); sys.exit(1)
+    state["vnpus"] = [v for v in state["vnpus"] if v["id"] != vnpu_id]
+    save(); print("  Status : OK\n  Message : Destroy vnpu %%d success" %% vnpu_id)
+else:
+    print("unexpected " + " ".join(argv)); sys.exit(9)
+'''
+
+
+class Chip(object):
+    def __init__(self, tmp_path, vnpus=(), mode='docker', recover=True, in_use=(), **extra):
+        self.state_path = tmp_path / 'state.json'
+        self.log_path = tmp_path / 'calls.log'
+        self.state_path.write_text(json.dumps(dict({'vnpus': list(vnpus), 'mode': mode, 'recover': recover,
+                                                    'in_use': list(in_use)}, **extra)))
+        self.binary = tmp_path / 'npu-smi'
+        self.binary.write_text(FAKE % {'python': sys.executable, 'state': str(self.state_path),
+                                       'log': str(self.log_path), 'info_m': INFO_M,
+                                       'templates': os.path.join(SYNTHETIC, 'template-info_310P3.txt')})
+        self.binary.chmod(self.binary.stat().st_mode | stat.S_IXUSR)
+
+    @property
+    def state(self):
+        return json.loads(self.state_path.read_text())
+
+    def calls(self):
+        return self.log_path.read_text().splitlines() if self.log_path.exists() else []
+
+    def sets(self):
+        return [call for call in self.calls() if call.startswith('set ')]
+
+    def args(self, vnpus, **extra):
+        return dict({'binary_path': str(self.binary), 'npu_id': 1, 'chip_id': 1, 'vnpus': vnpus}, **extra)
+
+
+def _vnpu(vnpu_id, template, vgroup=0, chip=1):
+    return {'npu': 1, 'chip': chip, 'id': vnpu_id, 'vgroup': vgroup, 'template': template}
+
+
+def test_creates_the_layout_then_changes_nothing(tmp_path, run_module):
+    chip = Chip(tmp_path, mode='vm', recover=False)
+    layout = [{'template': 'vir02'}, {'template': 'vir02'}, {'template': 'vir04', 'id': 120}]
+    result = run_module(npu_vnpu, chip.args(layout))
+    assert result['changed'] is True, result
+    assert chip.sets() == ['set -t vnpu-mode -d 0', 'set -t vnpu-cfg-recover -d 1',
+                           'set -t create-vnpu -i 1 -c 1 -f vir04 -v 120',
+                           'set -t create-vnpu -i 1 -c 1 -f vir02', 'set -t create-vnpu -i 1 -c 1 -f vir02']
+    assert result['resources'] == {'Ascend310P-2c': 2, 'Ascend310P-4c': 1}
+    assert sorted(v['resource'] for v in result['vnpus']) == ['Ascend310P-2c', 'Ascend310P-2c', 'Ascend310P-4c']
+    assert result['chip'] == {'npu_id': 1, 'chip_id': 1, 'name': '310P3', 'family': '310P', 'phy_id': 1}
+    assert result['diff']['before'] == ''
+    assert 'vir04 id 120' in result['diff']['after']
+
+    again = run_module(npu_vnpu, chip.args(layout))
+    assert again['changed'] is False
+    assert len(chip.sets()) == 5
+
+
+def test_check_mode_reports_the_same_change_and_changes_nothing(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'vir04')])
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}, {'template': 'vir02'}]), check_mode=True)
+    assert result['changed'] is True
+    assert result['plan'] == {'destroy': ['vir04 id 116 vgroup 0'], 'create': ['vir02', 'vir02'], 'mode': False,
+                              'recover': False}
+    assert chip.sets() == []
+    assert chip.state['vnpus'] == [_vnpu(116, 'vir04')]
+
+
+def test_only_the_difference_is_touched(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'vir02', 0), _vnpu(117, 'vir04', 1), _vnpu(100, 'vir04', 0, chip=0)])
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}, {'template': 'vir02_1c'}]))
+    assert result['changed'] is True
+    assert chip.sets() == ['set -t destroy-vnpu -i 1 -c 1 -v 117', 'set -t create-vnpu -i 1 -c 1 -f vir02_1c']
+    # The other chip's vNPU is not this task's business.
+    assert _vnpu(100, 'vir04', 0, chip=0) in chip.state['vnpus']
+
+
+def test_empty_layout_gives_the_chip_back(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'vir02'), _vnpu(117, 'vir02', 1)])
+    assert run_module(npu_vnpu, chip.args([]))['changed'] is True
+    assert chip.state['vnpus'] == []
+
+
+def test_unknown_template_refused_before_any_change(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'vir02')])
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir08'}]))
+    assert result['failed']
+    assert 'NPU 1 chip 1 (310P3)' in result['msg']
+    assert 'vir08 is not one this chip lists' in result['msg'] and 'Fix:' in result['msg']
+    assert chip.sets() == []
+
+
+def test_over_full_layout_refused(tmp_path, run_module):
+    chip = Chip(tmp_path)
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir04'}, {'template': 'vir04'}, {'template': 'vir01'}]))
+    assert result['failed'] and 'needs 10 AI cores, the chip has 8' in result['msg']
+    assert chip.sets() == []
+
+
+def test_in_use_refused_unless_forced(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'vir02'), _vnpu(117, 'vir04', 1)], in_use=[117])
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]))
+    assert result['failed']
+    assert 'destroys vir04 id 117 vgroup 1 (in use by container c0ffeec0ffee)' in result['msg']
+    assert 'drain the node first' in result['msg']
+    assert chip.sets() == []
+    # Forced, npu-smi is asked, and its own refusal (the container still runs) is the message.
+    forced = run_module(npu_vnpu, chip.args([{'template': 'vir02'}], force=True))
+    assert forced['failed'] and 'could not destroy vNPU vir04 id 117' in forced['msg']
+    assert 'in use' in forced['msg']
+
+
+def test_refused_create_is_a_message(tmp_path, run_module):
+    chip = Chip(tmp_path, refuse_create=True)
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]))
+    assert result['failed']
+    assert 'could not create vNPU vir02' in result['msg'] and 'not enough' in result['msg']
+
+
+def test_unknown_chip_and_bad_timeout(tmp_path, run_module):
+    chip = Chip(tmp_path)
+    result = run_module(npu_vnpu, dict(chip.args([]), chip_id=5))
+    assert result['failed'] and 'lists no chip 5 of NPU 1' in result['msg']
+    result = run_module(npu_vnpu, dict(chip.args([]), timeout=0))
+    assert result['failed'] and 'timeout must be a positive' in result['msg']
