@@ -138,10 +138,13 @@ vnpus:
     - {vnpu_id: 100, vgroup_id: 0, template: vir02, in_use: false, container_id: "000000000000", status: "0",
        resource: Ascend310P-2c}
 plan:
-  description: What was (in check mode, would be) destroyed and created, and the settings changed.
+  description:
+    - What was (in check mode, would be) destroyed and created, whether the mode and the configuration recovery
+      were set, whether anything changed (C(change)), and the destroyed vNPUs a container was using (C(in_use)).
   returned: success
   type: dict
-  sample: {destroy: ["vir04 id 101 vgroup 1"], create: ["vir02", "vir02"], mode: false, recover: false}
+  sample: {destroy: ["vir04 id 101 vgroup 1"], create: ["vir02", "vir02"], mode: false, recover: false, change: true,
+           in_use: []}
 resources:
   description: Resource name to the number of vNPUs the wanted layout offers.
   returned: success
@@ -220,7 +223,8 @@ def run(module, reader):
                                                           '-c', str(params['chip_id'])), '-t info-vnpu') \
         if chip['family'] is not None else {'resources': {}, 'vnpus': []}
     if chip['family'] is None and not wanted:
-        return False, chip, [], {'destroy': [], 'create': [], 'mode': False, 'recover': False}, {}, None
+        return False, chip, [], {'destroy': [], 'create': [], 'mode': False, 'recover': False, 'change': False,
+                                 'in_use': []}, {}, None
     problems = npu_vnpu.layout_problems(wanted, chip['family'], chip['phy_id'], templates, present['resources'])
     if problems:
         raise VnpuFailure('%s: the vNPU layout %s cannot be made: %s. Fix: change vnpu_layout for this chip '
@@ -241,6 +245,8 @@ def run(module, reader):
         'recover': recover is not params['recover'],
     }
     changed = bool(destroy or create or plan['mode'] or plan['recover'])
+    plan['change'] = changed
+    plan['in_use'] = [npu_vnpu.describe(vnpu) for vnpu in in_use]
     resources = {}
     for entry in wanted:
         name = npu_vnpu.resource_name(entry['template'], chip['family'])

@@ -37,6 +37,8 @@ STAGE_STATE = {
                  'scheduled on it'),
     'upgrade': 'stays cordoned, labelled upgrade-state=failed; its components as far as the message says',
     'uninstall': 'part way out: the components the message names are still installed',
+    'vnpu': ('host stack as installed; its chips\' vNPUs as far as the message says (npu-smi info -t info-vnpu); '
+             'cordoned if it was drained for them'),
     'report': 'unchanged (the report only reads)',
     'doctor': 'unchanged (the doctor only reads)',
 }

@@ -123,7 +123,7 @@ def test_check_mode_reports_the_same_change_and_changes_nothing(tmp_path, run_mo
     result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}, {'template': 'vir02'}]), check_mode=True)
     assert result['changed'] is True
     assert result['plan'] == {'destroy': ['vir04 id 116 vgroup 0'], 'create': ['vir02', 'vir02'], 'mode': False,
-                              'recover': False}
+                              'recover': False, 'change': True, 'in_use': []}
     assert chip.sets() == []
     assert chip.state['vnpus'] == [_vnpu(116, 'vir04')]
 

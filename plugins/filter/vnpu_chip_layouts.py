@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters ``npu.ascend.vnpu_chip_layouts`` and ``npu.ascend.vnpu_resource_labels``."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+
+def vnpu_chip_layouts(chips, layout=None, per_chip=None):
+    """The wanted vNPUs of every chip of a node (plugin_utils/vnpu_plan.chip_layouts)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import chip_layouts
+    try:
+        return chip_layouts(chips, layout, per_chip)
+    except ValueError as exc:
+        raise AnsibleFilterError('%s. Fix: correct vnpu_layout / vnpu_layout_per_chip (docs/vnpu.md)' % exc)
+
+
+def vnpu_resource_labels(resources, domain, current_labels=None):
+    """The Node label patch for the vNPU resources a node offers (plugin_utils/vnpu_plan.resource_labels)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import resource_labels
+    try:
+        return resource_labels(domain, resources, current_labels)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+    """vNPU layout helpers."""
+
+    def filters(self):
+        return {'vnpu_chip_layouts': vnpu_chip_layouts, 'vnpu_resource_labels': vnpu_resource_labels}

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of the vnpu role: which layout every chip of a node gets, and the Node labels
+that say which vNPU resources the node offers. Pure functions, no Ansible imports."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+LABEL_PREFIX = 'vnpu-'
+_LABEL_NAME = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$')
+
+
+def _whole(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError('%s must be a whole number, got %r' % (what, value))
+    return value
+
+
+def chip_layouts(chips, layout=None, per_chip=None):
+    """``[{'npu_id', 'chip_id', 'name', 'vnpus'}]``: the wanted vNPUs of every chip npu-smi lists.
+
+    ``layout`` (a list, or None) is every chip's; an entry of ``per_chip`` (``{npu, chip, vnpus}``)
+    replaces it for its chip. A chip with neither is left out (left as it is). A template may be
+    given as a plain string. ValueError names a per-chip entry for a chip the node does not have."""
+    if layout is not None and not isinstance(layout, list):
+        raise ValueError('vnpu_layout must be a list of vNPUs (template, optional id and vgroup), got %s'
+                         % type(layout).__name__)
+    present = [(chip.get('npu_id'), chip.get('chip_id')) for chip in chips or []]
+    specific = {}
+    for index, entry in enumerate(per_chip or []):
+        if not isinstance(entry, dict) or set(entry) != set(('npu', 'chip', 'vnpus')):
+            raise ValueError('vnpu_layout_per_chip entry %d must have exactly npu, chip and vnpus, got %r'
+                             % (index, entry))
+        key = (_whole(entry['npu'], 'vnpu_layout_per_chip npu'), _whole(entry['chip'], 'vnpu_layout_per_chip chip'))
+        if key not in present:
+            raise ValueError('vnpu_layout_per_chip names NPU %s chip %s, which npu-smi does not list on this node '
+                             '(it lists %s)' % (key[0], key[1], ', '.join('%s/%s' % item for item in present) or
+                                                'no chip'))
+        if key in specific:
+            raise ValueError('vnpu_layout_per_chip names NPU %s chip %s twice' % key)
+        if not isinstance(entry['vnpus'], list):
+            raise ValueError('vnpu_layout_per_chip NPU %s chip %s: vnpus must be a list' % key)
+        specific[key] = entry['vnpus']
+    result = []
+    for chip in chips or []:
+        key = (chip.get('npu_id'), chip.get('chip_id'))
+        wanted = specific.get(key, layout)
+        if wanted is None:
+            continue
+        vnpus = [{'template': entry} if isinstance(entry, str) else entry for entry in wanted]
+        result.append({'npu_id': key[0], 'chip_id': key[1], 'name': chip.get('name'), 'vnpus': vnpus})
+    return result
+
+
+def resource_labels(domain, resources, current_labels):
+    """The label patch for a Node: ``<domain>/vnpu-<resource>: "<count>"`` for every vNPU resource
+    the node offers (``resources``: name to count, or a list of such dicts, one per chip, summed),
+    and None (remove) for such labels it no longer offers. Only the changes."""
+    prefix = '%s/%s' % (domain, LABEL_PREFIX)
+    if isinstance(resources, list):
+        total = {}
+        for part in resources:
+            for name, count in (part or {}).items():
+                total[name] = total.get(name, 0) + int(count)
+        resources = total
+    wanted = {}
+    for name, count in sorted((resources or {}).items()):
+        if not _LABEL_NAME.match(LABEL_PREFIX + name):
+            raise ValueError('vNPU resource %r cannot be a label name' % name)
+        wanted[prefix + name] = str(int(count))
+    changes = {}
+    for key, value in (current_labels or {}).items():
+        if key.startswith(prefix) and key not in wanted:
+            changes[key] = None
+    for key, value in wanted.items():
+        if (current_labels or {}).get(key) != value:
+            changes[key] = value
+    return changes

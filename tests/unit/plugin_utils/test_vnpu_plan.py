@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
+
+CHIPS = [{'npu_id': 1, 'chip_id': 0, 'name': '310P3'}, {'npu_id': 1, 'chip_id': 1, 'name': '310P3'}]
+
+
+def test_one_layout_for_every_chip():
+    assert vnpu_plan.chip_layouts(CHIPS, ['vir02', {'template': 'vir04', 'id': 102}]) == [
+        {'npu_id': 1, 'chip_id': 0, 'name': '310P3', 'vnpus': [{'template': 'vir02'}, {'template': 'vir04', 'id': 102}]},
+        {'npu_id': 1, 'chip_id': 1, 'name': '310P3', 'vnpus': [{'template': 'vir02'}, {'template': 'vir04', 'id': 102}]},
+    ]
+
+
+def test_per_chip_replaces_and_unset_chips_are_left_out():
+    assert vnpu_plan.chip_layouts(CHIPS, None, [{'npu': 1, 'chip': 1, 'vnpus': []}]) == [
+        {'npu_id': 1, 'chip_id': 1, 'name': '310P3', 'vnpus': []}]
+    both = vnpu_plan.chip_layouts(CHIPS, ['vir02'], [{'npu': 1, 'chip': 0, 'vnpus': ['vir04']}])
+    assert [chip['vnpus'] for chip in both] == [[{'template': 'vir04'}], [{'template': 'vir02'}]]
+    assert vnpu_plan.chip_layouts(CHIPS) == []
+
+
+@pytest.mark.parametrize('layout, per_chip, message', [
+    ('vir02', None, 'must be a list'),
+    (None, [{'npu': 1, 'chip': 5, 'vnpus': []}], 'NPU 1 chip 5, which npu-smi does not list'),
+    (None, [{'npu': 1, 'chip': 0, 'vnpus': []}, {'npu': 1, 'chip': 0, 'vnpus': []}], 'twice'),
+    (None, [{'npu': 1, 'chip': 0}], 'exactly npu, chip and vnpus'),
+    (None, [{'npu': '1', 'chip': 0, 'vnpus': []}], 'whole number'),
+])
+def test_refusals(layout, per_chip, message):
+    with pytest.raises(ValueError, match=message):
+        vnpu_plan.chip_layouts(CHIPS, layout, per_chip)
+
+
+def test_resource_labels_only_changes():
+    current = {'npu.ascend/vnpu-Ascend310P-4c': '1', 'npu.ascend/vnpu-Ascend310P-2c': '2', 'other': 'x'}
+    changes = vnpu_plan.resource_labels('npu.ascend', [{'Ascend310P-2c': 2}, {'Ascend310P-2c': 2}], current)
+    assert changes == {'npu.ascend/vnpu-Ascend310P-4c': None, 'npu.ascend/vnpu-Ascend310P-2c': '4'}
+    converged = {'npu.ascend/vnpu-Ascend310P-2c': '4'}
+    assert vnpu_plan.resource_labels('npu.ascend', {'Ascend310P-2c': 4}, converged) == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(['Ascend310P-1c', 'Ascend310P-2c', 'Ascend910-10c.3cpu.16g.ndvpp']),
+                       st.integers(1, 16)),
+       st.dictionaries(st.sampled_from(['npu.ascend/vnpu-Ascend310P-2c', 'npu.ascend/vnpu-Ascend310P-4c', 'k']),
+                       st.sampled_from(['1', '4'])))
+def test_resource_labels_converge(resources, current):
+    changes = vnpu_plan.resource_labels('npu.ascend', resources, current)
+    after = dict(current)
+    for key, value in changes.items():
+        if value is None:
+            after.pop(key, None)
+        else:
+            after[key] = value
+    assert vnpu_plan.resource_labels('npu.ascend', resources, after) == {}
+    assert after.get('k') == current.get('k')
+    assert sorted(k for k in after if k.startswith('npu.ascend/vnpu-')) == sorted(
+        'npu.ascend/vnpu-' + name for name in resources)
