@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.vnpu_chip_layouts`` and ``npu.ascend.vnpu_resource_labels``."""
+"""Filters ``npu.ascend.vnpu_chip_layouts``, ``npu.ascend.vnpu_resource_labels`` and ``npu.ascend.vnpu_allocatable``."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -19,17 +19,27 @@ def vnpu_chip_layouts(chips, layout=None, per_chip=None):
         raise AnsibleFilterError('%s. Fix: correct vnpu_layout / vnpu_layout_per_chip (docs/vnpu.md)' % exc)
 
 
-def vnpu_resource_labels(resources, domain, current_labels=None):
+def vnpu_resource_labels(resources, domain, current_labels=None, split_chips=0):
     """The Node label patch for the vNPU resources a node offers (plugin_utils/vnpu_plan.resource_labels)."""
     from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import resource_labels
     try:
-        return resource_labels(domain, resources, current_labels)
+        return resource_labels(domain, resources, current_labels, split_chips)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc))
+
+
+def vnpu_allocatable(labels, whole_resource, healthy_chips, domain):
+    """What the kubelet of a node should offer (plugin_utils/vnpu_plan.expected_allocatable)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import expected_allocatable
+    try:
+        return expected_allocatable(whole_resource, healthy_chips, labels, domain)
+    except ValueError as exc:
+        raise AnsibleFilterError('%s. Fix: run the npu.ascend.vnpu role again, which writes these labels' % exc)
 
 
 class FilterModule(object):
     """vNPU layout helpers."""
 
     def filters(self):
-        return {'vnpu_chip_layouts': vnpu_chip_layouts, 'vnpu_resource_labels': vnpu_resource_labels}
+        return {'vnpu_chip_layouts': vnpu_chip_layouts, 'vnpu_resource_labels': vnpu_resource_labels,
+                'vnpu_allocatable': vnpu_allocatable}

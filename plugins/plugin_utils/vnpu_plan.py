@@ -11,6 +11,8 @@ __metaclass__ = type
 import re
 
 LABEL_PREFIX = 'vnpu-'
+# Resource names start with "Ascend", so this one cannot be a resource's.
+CHIPS_LABEL = 'chips'
 _LABEL_NAME = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$')
 
 
@@ -56,10 +58,11 @@ def chip_layouts(chips, layout=None, per_chip=None):
     return result
 
 
-def resource_labels(domain, resources, current_labels):
+def resource_labels(domain, resources, current_labels, split_chips=0):
     """The label patch for a Node: ``<domain>/vnpu-<resource>: "<count>"`` for every vNPU resource
     the node offers (``resources``: name to count, or a list of such dicts, one per chip, summed),
-    and None (remove) for such labels it no longer offers. Only the changes."""
+    and None (remove) for such labels it no longer offers; ``<domain>/vnpu-chips`` counts the
+    chips split (``split_chips``), which the health gate needs. Only the changes."""
     prefix = '%s/%s' % (domain, LABEL_PREFIX)
     if isinstance(resources, list):
         total = {}
@@ -72,6 +75,8 @@ def resource_labels(domain, resources, current_labels):
         if not _LABEL_NAME.match(LABEL_PREFIX + name):
             raise ValueError('vNPU resource %r cannot be a label name' % name)
         wanted[prefix + name] = str(int(count))
+    if wanted and int(split_chips or 0) > 0:
+        wanted[prefix + CHIPS_LABEL] = str(int(split_chips))
     changes = {}
     for key, value in (current_labels or {}).items():
         if key.startswith(prefix) and key not in wanted:
@@ -80,3 +85,28 @@ def resource_labels(domain, resources, current_labels):
         if (current_labels or {}).get(key) != value:
             changes[key] = value
     return changes
+
+
+def expected_allocatable(whole_resource, healthy_chips, labels, domain):
+    """What a node's kubelet should offer once its device plugin runs: ``{resource: count}``.
+
+    Without vNPU labels (``resource_labels``), every healthy chip as ``whole_resource``; with
+    them, the chips not split as ``whole_resource`` and every vNPU resource its count."""
+    prefix = '%s/%s' % (domain, LABEL_PREFIX)
+    expected = {}
+    split = 0
+    for key, value in (labels or {}).items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix):]
+        try:
+            count = int(value)
+        except (TypeError, ValueError):
+            raise ValueError('label %s=%r is not a count' % (key, value))
+        if name == CHIPS_LABEL:
+            split = count
+        else:
+            expected['huawei.com/' + name] = count
+    if whole_resource:
+        expected[whole_resource] = max(int(healthy_chips) - split, 0)
+    return expected

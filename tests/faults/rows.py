@@ -674,6 +674,44 @@ FLEET_ROWS = [
 ]
 
 
+# Static vNPUs (docs/vnpu.md) on the host lane's 910B4 node, without Kubernetes: one vNPU on NPU 0
+# chip 0 (set up once), which every failed run must leave as it was.
+VNPU_STATE = ["/var/lib/ascend-sandbox/vnpu.json"]
+VNPU_ONE = {"vnpu_layout_per_chip": [{"npu": 0, "chip": 0, "vnpus": ["vir05_1c_8g"]}]}
+VNPU_SETUP = ("playbook", "vnpu", VNPU_ONE)
+VNPU_ROWS = [
+    {
+        "id": "V1", "fault": "a vNPU template the chip does not list (vir02 is a 310P template, the node a 910B4)",
+        "run": ("vnpu", {"vnpu_layout": ["vir02"]}),
+        "expect": {"host": HOST_NODE, "component": r"NPU 0 chip 0 \(910B4\)",
+                   "cause": r"template vir02 is not one this chip lists in npu-smi info -t template-info",
+                   "fix": r"fix:\schange vnpu_layout for this chip"},
+        "survive": VNPU_STATE,
+        "rerun": ("vnpu", VNPU_ONE), "rerun_changed": 0,
+    },
+    {
+        "id": "V2", "fault": "an over-full vNPU layout (25 AI cores on a 20-core 910B4)",
+        "run": ("vnpu", {"vnpu_layout": ["vir10_3c_16g", "vir10_3c_16g", "vir05_1c_8g"]}),
+        "expect": {"host": HOST_NODE, "component": r"NPU 0 chip 0 \(910B4\)",
+                   "cause": r"needs 25 AI cores, the chip has 20",
+                   "fix": r"fix:\schange vnpu_layout for this chip"},
+        "survive": VNPU_STATE,
+        "rerun": ("vnpu", VNPU_ONE), "rerun_changed": 0,
+    },
+    {
+        "id": "V3", "fault": "a vNPU in use by a container that the new layout destroys, no drain possible",
+        "inject": [("fault", {"vnpu_in_use": [100]})],
+        "run": ("vnpu", {"vnpu_layout": ["vir10_3c_16g"]}),
+        "expect": {"host": HOST_NODE, "component": r"NPU 0 chip 0 \(910B4\)",
+                   "cause": r"vir05_1c_8g id 100 vgroup \d+ \(in use by container \w+\)",
+                   "fix": r"fix:\sstop the containers that use them, or let the role drain the node"},
+        "survive": VNPU_STATE,
+        "remove": [("clear",)],
+        "rerun": ("vnpu", VNPU_ONE), "rerun_changed": 0,
+    },
+]
+
+
 def _rows(rows):
     return [{"row": row} for row in rows]
 
@@ -691,8 +729,10 @@ LANES = [
      + _rows(PREFLIGHT_ROWS)
      + _rows(HDK_ROWS[:1])
      + [{"name": "firmware and driver installed", "actions": [("playbook", "hdk", {})],
-         "for": _ids(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)}]
-     + _rows(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)),
+         "for": _ids(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS + VNPU_ROWS)}]
+     + _rows(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)
+     + [{"name": "one vNPU on NPU 0 chip 0", "actions": [VNPU_SETUP], "for": _ids(VNPU_ROWS)}]
+     + _rows(VNPU_ROWS)),
     ("engine", ENGINE_NODE,
      [{"name": "firmware and driver, Docker, the operator's engine configs and data, the probe image",
        "actions": [("playbook", "hdk", {}), ("playbook", "operator_engines", {}), PLANT_OPERATOR_DATA,

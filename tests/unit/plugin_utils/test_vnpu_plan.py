@@ -59,3 +59,29 @@ def test_resource_labels_converge(resources, current):
     assert after.get('k') == current.get('k')
     assert sorted(k for k in after if k.startswith('npu.ascend/vnpu-')) == sorted(
         'npu.ascend/vnpu-' + name for name in resources)
+
+
+def test_split_chips_label():
+    changes = vnpu_plan.resource_labels('npu.ascend', {'Ascend310P-2c': 4}, {}, split_chips=1)
+    assert changes == {'npu.ascend/vnpu-Ascend310P-2c': '4', 'npu.ascend/vnpu-chips': '1'}
+    # Back to whole chips: every vNPU label goes, the chip count too.
+    assert vnpu_plan.resource_labels('npu.ascend', {}, changes, split_chips=0) == {
+        'npu.ascend/vnpu-Ascend310P-2c': None, 'npu.ascend/vnpu-chips': None}
+
+
+def test_expected_allocatable():
+    labels = {'npu.ascend/vnpu-Ascend310P-2c': '4', 'npu.ascend/vnpu-chips': '1', 'accelerator': 'huawei-Ascend310P'}
+    assert vnpu_plan.expected_allocatable('huawei.com/Ascend310P', 2, labels, 'npu.ascend') == {
+        'huawei.com/Ascend310P-2c': 4, 'huawei.com/Ascend310P': 1}
+    assert vnpu_plan.expected_allocatable('huawei.com/Ascend910', 8, {}, 'npu.ascend') == {'huawei.com/Ascend910': 8}
+    with pytest.raises(ValueError, match='not a count'):
+        vnpu_plan.expected_allocatable('huawei.com/Ascend910', 8, {'npu.ascend/vnpu-chips': 'x'}, 'npu.ascend')
+
+
+def test_labels_and_expectation_agree():
+    """What the vnpu role writes is what the health gate reads back."""
+    labels = {}
+    for key, value in vnpu_plan.resource_labels('d.example', [{'Ascend910-5c.1cpu.8g': 2}, {}], {}, 1).items():
+        labels[key] = value
+    assert vnpu_plan.expected_allocatable('huawei.com/Ascend910', 8, labels, 'd.example') == {
+        'huawei.com/Ascend910-5c.1cpu.8g': 2, 'huawei.com/Ascend910': 7}
