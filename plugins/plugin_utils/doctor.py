@@ -45,6 +45,7 @@ import re
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
+from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 
 COMPONENTS = ('driver', 'npu-smi', 'device-plugin', 'scheduling', 'runtime', 'versions', 'health')
 NPU_RESOURCE_PREFIXES = ('huawei.com/',)
@@ -481,7 +482,7 @@ def _capacity_findings(name, evidence, context, reported):
     if not resource or node is None:
         return []
     capacity, allocatable = _node_resource(node, resource)
-    if allocatable:
+    if allocatable or _all_chips_split(node, evidence, context):
         return []
     symptom = 'node %s advertises no %s (capacity %s, allocatable %s)' % (
         name, resource, capacity if capacity is not None else 'absent',
@@ -500,6 +501,50 @@ def _capacity_findings(name, evidence, context, reported):
                     'driver, npu-smi, /dev/davinci*, the DaemonSet, its pod and the kubelet socket look fine',
                     'read the device plugin\'s log (/var/log/mindx-dl/devicePlugin/devicePlugin.log on the node, '
                     '`failed to get card list` or `dcmi init failed` point at the driver)')]
+
+
+def _split_chips(node, context):
+    labels = _meta(node, 'labels') or {}
+    value = labels.get('%s/%s%s' % (context.options['label_domain'], vnpu_plan.LABEL_PREFIX, vnpu_plan.CHIPS_LABEL))
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _all_chips_split(node, evidence, context):
+    """Every chip is split into static vNPUs (npu.ascend.vnpu's labels): no whole NPU is expected."""
+    split = _split_chips(node, context)
+    return split > 0 and split >= len(_chips(evidence))
+
+
+def _vnpu_findings(name, context):
+    """A vNPU resource that the node's layout declares (npu.ascend.vnpu labels the Node) and its kubelet does
+    not offer: the device plugin not restarted after the change, or the vNPUs lost at a reboot."""
+    node = context.nodes.get(name)
+    if node is None:
+        return []
+    domain = context.options['label_domain']
+    try:
+        expected = vnpu_plan.expected_allocatable(None, 0, _meta(node, 'labels') or {}, domain)
+    except ValueError as error:
+        return [finding(name, 'device-plugin', 'its vNPU labels cannot be read', str(error),
+                        'run npu.ascend.vnpu again (tag vnpu of npu.ascend.site), which writes them')]
+    findings = []
+    for resource, count in sorted(expected.items()):
+        capacity, allocatable = _node_resource(node, resource)
+        if (allocatable or 0) >= count:
+            continue
+        findings.append(finding(
+            name, 'device-plugin',
+            'node %s offers %s of the %d %s its vNPU layout declares' % (name, allocatable or 0, count, resource),
+            'label %s/%s%s=%d; capacity %s, allocatable %s' % (
+                domain, vnpu_plan.LABEL_PREFIX, resource.split('/', 1)[1], count,
+                capacity if capacity is not None else 'absent', allocatable if allocatable is not None else 'absent'),
+            'restart the device plugin on the node (it reads the vNPUs only when it starts: delete its pod, or '
+            'restart its service); if `npu-smi info -t info-vnpu -i <npu> -c <chip>` lists fewer vNPUs, they were '
+            'lost (a reboot with vnpu-cfg-recover off): run npu.ascend.vnpu (tag vnpu of npu.ascend.site)'))
+    return findings
 
 
 def _health_findings(name, evidence, context, reported):
@@ -675,6 +720,8 @@ def _node_findings(evidence, context):
             if 'driver' in reported:
                 # Nothing further down works without a running driver.
                 return findings
+            if not reported:
+                findings.extend(_vnpu_findings(name, context))
     # A chain: a later cause is only a consequence of an earlier one (no driver loaded, no device files).
     for key, cause in (('driver', _driver_cause), ('npu-smi', _npu_smi_cause),
                        ('device-files', _device_files_cause)):

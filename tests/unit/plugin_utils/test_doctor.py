@@ -571,3 +571,40 @@ def test_another_label_domain_is_read_for_the_taint_and_the_upgrade_state():
         A2, 'huawei.com/Ascend910', 8, unschedulable=True, labels={'npu.example.com/upgrade-state': 'upgrading'}))
     item = only(doctor.diagnose([node_evidence(), duo_evidence()], state, options))
     assert 'npu.example.com/upgrade-state=upgrading' in item['evidence']
+
+
+# --- static vNPUs (npu.ascend.vnpu labels the Node with the layout) -----------------------------
+
+def _split_duo(offered_vnpus, whole=1, all_split=False):
+    """klt-duo-like node: one chip split into two vir02 (labels), the kubelet offering ``offered_vnpus``."""
+    labels = {'npu.ascend/vnpu-Ascend310P-2c': '4' if all_split else '2', 'npu.ascend/vnpu-chips': '2' if all_split else '1'}
+    node = k8s_node(DUO, 'huawei.com/Ascend310P', whole, labels=labels)
+    if offered_vnpus is not None:
+        node['status']['capacity']['huawei.com/Ascend310P-2c'] = str(offered_vnpus)
+        node['status']['allocatable']['huawei.com/Ascend310P-2c'] = str(offered_vnpus)
+    state = cluster()
+    state['nodes'] = with_node(state['nodes'], DUO, node)
+    return state
+
+
+def test_a_vnpu_layout_offered_as_declared_is_no_finding():
+    assert doctor.diagnose([node_evidence(), duo_evidence()], _split_duo(2)) == []
+    # Every chip split: no whole NPU is expected, so none offered is no finding either.
+    assert doctor.diagnose([node_evidence(), duo_evidence()], _split_duo(4, whole=0, all_split=True)) == []
+
+
+def test_a_vnpu_resource_not_offered_is_diagnosed():
+    item = only(doctor.diagnose([node_evidence(), duo_evidence()], _split_duo(None)))
+    assert item['node'] == DUO and item['component'] == 'device-plugin'
+    assert item['problem'] == 'node %s offers 0 of the 2 huawei.com/Ascend310P-2c its vNPU layout declares' % DUO
+    assert 'capacity absent, allocatable absent' in item['evidence']
+    assert 'restart the device plugin' in item['fix'] and 'vnpu-cfg-recover' in item['fix']
+    item = only(doctor.diagnose([node_evidence(), duo_evidence()], _split_duo(1)))
+    assert item['problem'].startswith('node %s offers 1 of the 2' % DUO)
+
+
+def test_unreadable_vnpu_labels_are_a_finding():
+    state = _split_duo(2)
+    state['nodes'][1]['metadata']['labels']['npu.ascend/vnpu-Ascend310P-2c'] = 'many'
+    item = only(doctor.diagnose([node_evidence(), duo_evidence()], state))
+    assert 'vNPU labels cannot be read' in item['problem']
