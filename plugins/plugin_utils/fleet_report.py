@@ -30,6 +30,7 @@ from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
+from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -161,7 +162,20 @@ def _kubernetes(k8s, facts, domain):
     keys = label_keys(domain)
     result['validated'] = labels.get(keys['validated'])
     result['upgrade_state'] = labels.get(keys['upgrade_state'])
+    result['vnpus'] = _vnpu_layout(labels, keys['domain'])
     return result
+
+
+def _vnpu_layout(labels, domain):
+    """The static vNPU layout npu.ascend.vnpu labelled the Node with: resource name to count."""
+    prefix = '%s/%s' % (domain, vnpu_plan.LABEL_PREFIX)
+    return dict((key[len(prefix):], value) for key, value in sorted(labels.items())
+                if key.startswith(prefix) and key[len(prefix):] != vnpu_plan.CHIPS_LABEL)
+
+
+def _vnpu_text(kubernetes):
+    layout = (kubernetes or {}).get('vnpus') or {}
+    return ', '.join('%s x%s' % item for item in sorted(layout.items())) or '-'
 
 
 def _check_chips(entry):
@@ -687,6 +701,7 @@ def _node_view(entry):
         if kubernetes and kubernetes['found'] else '',
         'changes': [change['text'] for change in entry['changes']],
         'stopped': entry.get('stopped'),
+        'vnpus': _vnpu_text(kubernetes if kubernetes and kubernetes['found'] else None),
     }
 
 

@@ -413,3 +413,19 @@ def test_the_node_name_rule():
     assert fr.k8s_node_name({'npu_ascend_k8s_node_name': 'a2.example.internal'}, 'a2') == 'a2.example.internal'
     assert fr.k8s_node_name({}, 'a2') == 'a2'
     assert fr.k8s_node_name({'npu_ascend_k8s_node_name': ''}, 'a2') == 'a2'
+
+
+def test_the_vnpu_layout_of_a_node_is_shown(node_data):
+    gathered, k8s = node_data()
+    labels = k8s['node']['metadata']['labels']
+    labels.update({'npu.ascend/vnpu-Ascend910-5c.1cpu.8g': '2', 'npu.ascend/vnpu-Ascend910-10c.3cpu.16g': '1',
+                   'npu.ascend/vnpu-chips': '2'})
+    entry = fr.node_entry('node-a', gathered, k8s, WANTED, outcome='ok')
+    assert entry['kubernetes']['vnpus'] == {'Ascend910-10c.3cpu.16g': '1', 'Ascend910-5c.1cpu.8g': '2'}
+    report = fr.build_report([entry])
+    markdown = templates.render(report, 'markdown')
+    assert 'Ascend910-10c.3cpu.16g x1, Ascend910-5c.1cpu.8g x2' in markdown
+    assert 'Ascend910-10c.3cpu.16g x1, Ascend910-5c.1cpu.8g x2' in templates.render(report, 'html')
+    whole = fr.node_entry('node-b', *node_data(name='node-b'), wanted=WANTED, outcome='ok')
+    assert whole['kubernetes']['vnpus'] == {}
+    assert fr.report_view(fr.build_report([whole]))['passing'][0]['vnpus'] == '-'
