@@ -175,3 +175,10 @@ def test_node_vnpus_and_their_device_nodes_survive_a_reboot_with_recovery(node):
     parsed = vnpu_parser.parse_info_vnpu(npu_smi_in("info", "-t", "info-vnpu", "-i", "2", "-c", "0").stdout)
     assert parsed["vnpus"] == []
     assert node.exec(["sh", "-c", "ls /dev/davinci132"], check=False).returncode != 0
+
+
+def test_a_container_given_a_vnpu_sees_the_chip_it_is_cut_from(tmp_path):
+    devices = tmp_path / "visible-devices"
+    devices.write_text("117\n")
+    seen = npu_smi.visible_hardware(DUO, str(devices))
+    assert [(npu["npu_id"], [chip["chip_id"] for chip in npu["chips"]]) for npu in seen["npus"]] == [(1, [1])]

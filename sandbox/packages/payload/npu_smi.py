@@ -320,6 +320,9 @@ def visible_hardware(hardware, devices_file=CONTAINER_DEVICES_FILE):
             visible = set(int(field) for field in handle.read().split())
     except (IOError, OSError):
         return hardware
+    # A static vNPU (id 100 and up) shows as the chip it is cut from (phy id (id - 100) // 16): our
+    # choice, no public output shows npu-smi in a vNPU container.
+    visible |= set((number - 100) // 16 for number in visible if number >= 100)
     given = [chip for chip in ascend_sim.hardware_chips(hardware) if chip["logic_id"] in visible]
     npus = []
     for npu in hardware.get("npus", []):
