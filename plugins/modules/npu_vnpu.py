@@ -78,6 +78,12 @@ options:
       - Must be a positive number of seconds.
     type: int
     default: 120
+  lock_timeout:
+    description:
+      - Seconds to wait for the collection's node lock, which a real run holds from its first read to its last
+        change, so that no installer or other run changes the node meanwhile. Check mode takes no lock.
+    type: int
+    default: 600
 notes:
   - Supports check mode and diff mode; check mode reads npu-smi only.
 seealso:
@@ -158,6 +164,7 @@ commands:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
 from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
@@ -308,6 +315,7 @@ def main():
             recover=dict(type='bool', default=True),
             binary_path=dict(type='path'),
             timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
         ),
         supports_check_mode=True,
     )
@@ -319,6 +327,15 @@ def main():
         module.fail_json(msg='npu-smi not found in PATH, %s; is the NPU driver installed?'
                          % ', '.join(npu_smi_reader.NPU_SMI_DIRS), commands=[])
     reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['timeout'])
+    if not module.check_mode:
+        # Held until this process exits (the kernel releases it then, also when the run is killed).
+        try:
+            node_lock.NodeLock(timeout=module.params['lock_timeout'], holder={
+                'module': 'npu.ascend.npu_vnpu',
+                'target': 'NPU %s chip %s' % (module.params['npu_id'], module.params['chip_id'])}).acquire()
+        except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
+            module.fail_json(msg='NPU %s chip %s: vNPUs not changed: %s' % (
+                module.params['npu_id'], module.params['chip_id'], error), commands=[])
     try:
         changed, chip, vnpus, plan, resources, diff = run(module, reader)
     except (VnpuFailure, npu_smi_reader.NpuSmiFailure) as failure:

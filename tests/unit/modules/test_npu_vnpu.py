@@ -185,3 +185,16 @@ def test_unknown_chip_and_bad_timeout(tmp_path, run_module):
     assert result['failed'] and 'lists no chip 5 of NPU 1' in result['msg']
     result = run_module(npu_vnpu, dict(chip.args([]), timeout=0))
     assert result['failed'] and 'timeout must be a positive' in result['msg']
+
+
+def test_waits_for_the_node_lock_and_names_its_holder(tmp_path, run_module, held_by_another_process,
+                                                      node_lock_in_tmp):
+    chip = Chip(tmp_path)
+    with held_by_another_process(node_lock_in_tmp, {'module': 'npu.ascend.ascend_runfile', 'target': 'driver'}):
+        result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}], lock_timeout=1))
+    assert result['failed'] and 'NPU 1 chip 1: vNPUs not changed' in result['msg']
+    assert 'ascend_runfile' in result['msg']
+    assert chip.sets() == []
+    # Check mode takes no lock: the plan is read while another run holds it.
+    with held_by_another_process(node_lock_in_tmp, {'module': 'npu.ascend.ascend_runfile', 'target': 'driver'}):
+        assert run_module(npu_vnpu, chip.args([{'template': 'vir02'}], lock_timeout=1), check_mode=True)['changed']
