@@ -27,10 +27,10 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
+from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
-from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
