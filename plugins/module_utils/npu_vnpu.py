@@ -218,8 +218,8 @@ def parse_info_vnpu(text):
         if resource_names is not None and not resources and _FREE_TOTAL.match(names[0]):
             fields = stripped.split()
             if len(fields) != len(resource_names):
-                raise ValueError('resource row has %d fields, the header %d: %r' % (len(fields), len(resource_names),
-                                                                                   stripped))
+                raise ValueError('resource row has %d fields, the header %d: %r'
+                                 % (len(fields), len(resource_names), stripped))
             for name, field in zip(resource_names, fields):
                 match = _FREE_TOTAL.match(field)
                 if not match:

@@ -98,8 +98,8 @@ def test_create_refusals(simulated):
 
 
 def test_310p_vgroups_limit(simulated):
-    for _ in range(4):
-        simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02_1c")
+    for vgroup in range(4):
+        simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02_1c", "-g", str(vgroup))
     assert "not enough" in simulated.fails(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir01")
 
 
