@@ -513,9 +513,12 @@ def _split_chips(node, context):
 
 
 def _all_chips_split(node, evidence, context):
-    """Every chip is split into static vNPUs (npu.ascend.vnpu's labels): no whole NPU is expected."""
+    """No whole NPU is expected: as many chips are split into static vNPUs (npu.ascend.vnpu's labels)
+    as npu-smi lists healthy ones. The labels count the split chips without naming them, so a node
+    whose split chip is the unhealthy one is taken as expecting none either."""
     split = _split_chips(node, context)
-    return split > 0 and split >= len(_chips(evidence))
+    healthy = [chip for chip in _chips(evidence) if chip.get('health') == 'OK']
+    return split > 0 and split >= len(healthy)
 
 
 def _vnpu_findings(name, context):

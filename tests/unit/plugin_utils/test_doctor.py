@@ -608,3 +608,14 @@ def test_unreadable_vnpu_labels_are_a_finding():
     state['nodes'][1]['metadata']['labels']['npu.ascend/vnpu-Ascend310P-2c'] = 'many'
     item = only(doctor.diagnose([node_evidence(), duo_evidence()], state))
     assert 'vNPU labels cannot be read' in item['problem']
+
+
+def test_a_split_node_whose_only_whole_chip_is_unhealthy_expects_no_whole_npu():
+    """klt-a2-01 of the kubelet scenario: NPU 0 split, NPU 1 whole but unhealthy."""
+    evidence = duo_evidence()
+    first = evidence['npu_smi']['chips'][0]
+    evidence['npu_smi']['chips'] = [first, dict(first, chip_id=1, health='Critical')]
+    state = _split_duo(2, whole=0)
+    state['nodes'][1]['status']['capacity']['huawei.com/Ascend310P'] = '1'
+    findings = doctor.diagnose([node_evidence(), evidence], state)
+    assert [(item['node'], item['component']) for item in findings] == [(DUO, 'health')]
