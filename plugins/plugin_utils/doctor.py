@@ -44,6 +44,7 @@ import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 
 COMPONENTS = ('driver', 'npu-smi', 'device-plugin', 'scheduling', 'runtime', 'versions', 'health')
@@ -284,7 +285,7 @@ def _describe_chip(chip):
 
 def _all_unhealthy_cause(name, evidence):
     chips = _chips(evidence)
-    if chips and not any(chip.get('health') == 'OK' for chip in chips):
+    if chips and not any(chip_is_healthy(chip) for chip in chips):
         return finding(name, 'health', 'no chip is healthy, so none is advertised',
                        'npu-smi info: ' + '; '.join(_describe_chip(chip) for chip in chips),
                        _health_fix(chips))
@@ -506,7 +507,7 @@ def _health_findings(name, evidence, context, reported):
     if 'health' in reported:
         return []
     chips = _chips(evidence)
-    sick = [chip for chip in chips if chip.get('health') != 'OK']
+    sick = [chip for chip in chips if not chip_is_healthy(chip)]
     if not sick:
         return []
     extra = ''

@@ -30,6 +30,7 @@ from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -110,7 +111,7 @@ def _chip_name(chip):
 
 def _health(chips, npu_smi_error):
     unhealthy = ['%s: %s' % (_chip_name(chip), chip.get('health') or 'unknown')
-                 for chip in chips if _text(chip.get('health')).upper() != 'OK']
+                 for chip in chips if not chip_is_healthy(chip)]
     return {
         'chips': len(chips),
         'healthy': len(chips) - len(unhealthy),
