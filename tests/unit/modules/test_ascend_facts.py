@@ -198,6 +198,7 @@ def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, eng
     assert facts['services']['containerd'] == {'load_state': 'loaded', 'active_state': 'active'}
     assert facts['services']['docker']['load_state'] == 'not-found'
     assert facts['services']['kubelet']['active_state'] == 'active'
+    assert facts['engines_present'] == ['containerd']
     assert (facts['containerd']['version'], facts['containerd']['major']) == ('2.4.2', 2)
     assert (engines_path / 'calls').read_text().count('show') == 1
     assert set(facts['python_libraries']) == {'tomlkit'}
@@ -206,7 +207,7 @@ def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, eng
 def test_without_systemctl_or_containerd_the_engines_are_unknown(node, run_module, engines_path):
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
-    assert facts['services'] == {} and facts['containerd'] is None
+    assert facts['services'] == {} and facts['containerd'] is None and facts['engines_present'] == []
 
 
 def test_a_failing_systemctl_is_a_warning_and_no_engine(node, run_module, engines_path, monkeypatch):
@@ -261,6 +262,24 @@ def test_the_probe_reads_npu_smi_as_npu_smi_info_does(node, run_module, engines_
     assert facts['npu_smi']['driver_version'] == '25.0.rc1.1' and len(facts['npu_smi']['chips']) == 8
     assert (engines_path / 'npu-smi-calls').read_text().splitlines() == calls
     assert ('boards' in facts['npu_smi']) == (what != 'info')
+
+
+def test_a_probe_after_an_installer_keeps_the_earlier_npu_smi_reading(node, run_module, engines_path):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'))
+    earlier = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'},
+                         check_mode=True, diff=False)['ansible_facts']['ascend']
+    (engines_path / 'npu-smi-calls').unlink()
+    kept = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi_from': earlier},
+                      check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert (kept['npu_smi'], kept['npu_smi_error']) == (earlier['npu_smi'], None)
+    assert not (engines_path / 'npu-smi-calls').exists()
+    # An earlier probe without a reading gives none; asking for a reading reads afresh.
+    assert 'npu_smi' not in run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi_from': {'arch': 'x'}},
+                                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    fresh = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info',
+                                      'npu_smi_from': {'npu_smi': None, 'npu_smi_error': 'stale'}},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert fresh['npu_smi_error'] is None and (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info']
 
 
 def test_first_board_reads_on_until_a_board_id_is_a_number(node, run_module, engines_path):
