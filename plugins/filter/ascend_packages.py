@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.ascend_packages_plan``, ``ascend_packages_judgement`` and ``ascend_packages_staged``.
+"""Filters ``npu.ascend.ascend_packages_plan``, ``_judgement``, ``_staged`` and ``_bundle``.
 
 The packages role's decisions (plugins/plugin_utils/package_resolution.py); the judgement looks at
 the controller's package directory itself. Documentation is in the sidecar files of the same names.
@@ -55,11 +55,21 @@ def ascend_packages_staged(resolved, copy_results, staging_dir, check_mode=False
     return staged_packages(previous, resolved, copy_results or [], staging_dir, bool(check_mode))
 
 
+def ascend_packages_bundle(resolved_by_host):
+    """The distinct package files a fleet needs, problems first, each with the hosts that need it."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import fleet_bundle
+    if not isinstance(resolved_by_host, dict):
+        raise AnsibleFilterError('ascend_packages_bundle expects host -> packages_resolved (npu.ascend.host_values), '
+                                 'got %s' % type(resolved_by_host).__name__)
+    return fleet_bundle(resolved_by_host)
+
+
 class FilterModule(object):
     """The packages role's decisions."""
 
     def filters(self):
         return {
+            'ascend_packages_bundle': ascend_packages_bundle,
             'ascend_packages_plan': ascend_packages_plan,
             'ascend_packages_judgement': ascend_packages_judgement,
             'ascend_packages_staged': ascend_packages_staged,

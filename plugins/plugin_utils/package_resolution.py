@@ -160,3 +160,35 @@ def staged_packages(previous, resolved, copy_results, staging_dir, check_mode):
                                         'path': '%s/%s' % (staging_dir, package['file_name']),
                                         'sha256': package['sha256'], 'present': present}
     return staged
+
+
+# Hosts a bundle line names before it counts the rest: a fleet of 1,000 nodes shares a few files.
+BUNDLE_HOSTS_SHOWN = 5
+
+
+def _bundle_line(entry):
+    hosts = entry['hosts']
+    named = ', '.join(hosts[:BUNDLE_HOSTS_SHOWN]) + (' and %d more' % (len(hosts) - BUNDLE_HOSTS_SHOWN)
+                                                     if len(hosts) > BUNDLE_HOSTS_SHOWN else '')
+    if entry['problem']:
+        return 'FAIL %s (%s %s, for %s): %s -- fix: %s' % (entry['file_name'], entry['component'], entry['version'],
+                                                          named, entry['problem'], entry['fix'])
+    return 'OK   %s (%s %s, sha256 %s, for %s)' % (entry['file_name'], entry['component'], entry['version'],
+                                                   entry['sha256'][:16], named)
+
+
+def fleet_bundle(resolved_by_host):
+    """The distinct package files a fleet needs, each once, problems first: its component, version,
+    source, sha256, problem, fix, the hosts that need it (sorted) and the line that says all that.
+    ``resolved_by_host``: host -> what judge_packages returned for it, or None for a host that did
+    not get that far."""
+    files = {}
+    for host in sorted(resolved_by_host):
+        for package in resolved_by_host[host] or []:
+            entry = files.setdefault(package['source'], dict(
+                (key, package[key]) for key in ('file_name', 'component', 'version', 'source', 'sha256', 'problem', 'fix')))
+            entry.setdefault('hosts', []).append(host)
+    entries = sorted(files.values(), key=lambda entry: (not entry['problem'], entry['file_name'], entry['source']))
+    for entry in entries:
+        entry['line'] = _bundle_line(entry)
+    return entries

@@ -7,7 +7,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_packages import (
-    FilterModule, ascend_packages_judgement, ascend_packages_plan, ascend_packages_staged)
+    FilterModule, ascend_packages_bundle, ascend_packages_judgement, ascend_packages_plan, ascend_packages_staged)
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import (
     judge_packages, mirror_source, plan_packages, staged_packages)
@@ -21,8 +21,8 @@ STACK = [{'component': 'driver', 'version': '25.0.rc1.1'}, {'component': 'firmwa
 
 
 def test_registered_names():
-    assert sorted(FilterModule().filters()) == ['ascend_packages_judgement', 'ascend_packages_plan',
-                                                 'ascend_packages_staged']
+    assert sorted(FilterModule().filters()) == ['ascend_packages_bundle', 'ascend_packages_judgement',
+                                                 'ascend_packages_plan', 'ascend_packages_staged']
 
 
 def test_the_plan_names_each_package_and_its_other_architecture_twin():
@@ -152,3 +152,20 @@ def test_a_package_is_usable_exactly_when_it_is_there_with_the_checksum_expected
         assert (package['problem'] == '') == usable
         assert bool(package['fix']) == (not usable)
         assert parse_package_name(package['file_name'])['arch'] in (None, 'x86_64')
+
+
+def test_the_bundle_lists_each_file_once_with_its_hosts_problems_first():
+    plan = plan_packages(STACK, chip='910b', arch='x86_64')
+    good = judge_packages(plan, '/srv', _source({name: {'checksum': 'e' * 64} for name in (DRIVER_X86, FIRMWARE)}),
+                          {DRIVER_X86: 'e' * 64, FIRMWARE: 'e' * 64}, 'SHA256SUMS')
+    hosts = dict(('n%02d' % number, good) for number in range(12))
+    hosts['stopped'] = None
+    bundle = ascend_packages_bundle(hosts)
+    assert [entry['file_name'] for entry in bundle] == [TOOLKIT, DRIVER_X86, FIRMWARE]
+    assert bundle[0]['line'].startswith('FAIL %s (toolkit 8.2.RC1, for n00, n01, n02, n03, n04 and 7 more): not found' %
+                                        TOOLKIT)
+    assert bundle[1]['line'] == 'OK   %s (driver 25.0.rc1.1, sha256 %s, for n00, n01, n02, n03, n04 and 7 more)' % (
+        DRIVER_X86, 'e' * 16)
+    assert all(len(entry['hosts']) == 12 for entry in bundle)
+    with pytest.raises(AnsibleFilterError, match='host_values'):
+        ascend_packages_bundle([good])
