@@ -40,6 +40,7 @@ STAGE_STATE = {
     'report': 'unchanged (the report only reads)',
     'doctor': 'unchanged (the doctor only reads)',
     'bundle': 'not reached (the package check runs on the controller)',
+    'collect': 'unchanged (collecting only reads; its temporary bundle is removed)',
 }
 UNKNOWN_STATE = 'unknown: it stopped answering; its last known state is in the fleet report'
 # A reboot that did not come back: the installers had finished, so the stage's own state says too little.
