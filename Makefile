@@ -56,6 +56,9 @@ export PATH := $(VENV_BIN):$(PATH)
 export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PYTHONDONTWRITEBYTECODE := 1
+# Only the checkout's link (make venv): a copy a user or a tool installed into ~/.ansible/collections,
+# which ansible.cfg also names for users, would otherwise stand in for the checkout in ansible-lint.
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 
 ifneq ($(shell id -u),0)
 SUDO := sudo
