@@ -291,6 +291,20 @@ def parse_info(text):
     return result
 
 
+# `npu-smi info -t board` prints the Board ID as hex (0x33) or NA; the labels and the probe read it.
+def parse_board_id(text):
+    """``'0x33'`` -> 51; None for ``NA``, empty or anything that is not a number."""
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    text = str(text).strip().lower()
+    try:
+        return int(text, 16) if text.startswith('0x') else int(text)
+    except ValueError:
+        return None
+
+
 def parse_key_value_records(text):
     """All ``Key : Value`` lines of npu-smi output as an ordered list of (key, value)."""
     _raise_on_error(text)
