@@ -14,7 +14,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
@@ -57,14 +56,7 @@ def redact(path, data):
     """The bytes of a config-like file with its credentials hidden (config_redaction), by structure when
     it parses as JSON or TOML, line by line otherwise. Undecodable bytes are replaced, never passed on."""
     text = data.decode('utf-8', 'replace')
-    kind = config_kind(path)
-    if kind is None:
-        try:
-            json.loads(text)
-            kind = 'json'
-        except ValueError:
-            kind = 'toml'
-    return (config_redaction.redact_config_text(text, kind) or '').encode('utf-8')
+    return (config_redaction.redact_config_text(text, config_kind(path)) or '').encode('utf-8')
 
 
 def member_for_file(path):

@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import diagnostics
 from ansible_collections.npu.ascend.plugins.modules import ascend_collect
+from conftest import write_tool
 
-SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'shared', 'reference', 'samples')
 SECRET = 'Zm9vOmJhcg-never-in-the-bundle'
 CONTAINERD = '''version = 2
 [plugins."io.containerd.grpc.v1.cri".registry.configs."mirror.example.com".auth]
@@ -24,24 +24,18 @@ CONTAINERD = '''version = 2
 ''' % (SECRET, SECRET)
 
 
-def _tool(directory, name, script):
-    path = directory / name
-    path.write_text('#!/bin/sh\n' + script)
-    path.chmod(0o755)
-
-
 @pytest.fixture
 def node(tmp_path, monkeypatch):
     tools = tmp_path / 'bin'
     tools.mkdir()
-    _tool(tools, 'npu-smi', 'case "$*" in\n'
+    write_tool(tools, 'npu-smi', 'case "$*" in\n'
                             '  info) echo "| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |";;\n'
                             '  "info -l") printf "Total Count : 2\\n\\nNPU ID : 0\\nChip Count : 1\\n\\nNPU ID : 1\\nChip Count : 1\\n";;\n'
                             '  "info -t board -i 0") echo "NPU ID : 0"; echo "Board ID : 0x02";;\n'
                             '  "info -t board -i 1") echo "dcmi model initialized failed, because the device is used. ret is -8020" >&2; exit 1;;\n'
                             'esac\n')
-    _tool(tools, 'dmesg', 'echo "[  1.0] usb 1-1: new device"; echo "[  2.0] drv_devmng_host: davinci0 ready"\n')
-    _tool(tools, 'journalctl', 'sleep 30\n')
+    write_tool(tools, 'dmesg', 'echo "[  1.0] usb 1-1: new device"; echo "[  2.0] drv_devmng_host: davinci0 ready"\n')
+    write_tool(tools, 'journalctl', 'sleep 30\n')
     monkeypatch.setenv('PATH', '%s:/usr/bin:/bin' % tools)
     logs = tmp_path / 'seclog'
     logs.mkdir()

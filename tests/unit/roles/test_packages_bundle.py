@@ -6,14 +6,10 @@ addresses unreachable on purpose) against a complete, an incomplete and a tamper
 directory; the file names are the ones Huawei publishes, spelled out here rather than derived.
 """
 import hashlib
-import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT
+from conftest import run_playbook
 
 NEEDED = {
     'a2-01': ['Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-x86-64.run',
@@ -45,15 +41,6 @@ all:
 '''
 
 
-def _playbook_binary():
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    if not os.path.exists(binary):
-        binary = shutil.which('ansible-playbook')
-    if not binary:
-        pytest.skip('ansible-playbook is not installed beside this Python')
-    return binary
-
-
 @pytest.fixture
 def packages(tmp_path):
     directory = tmp_path / 'packages'
@@ -70,14 +57,8 @@ def run_bundle(tmp_path, packages):
     inventory = tmp_path / 'hosts.yml'
     inventory.write_text(INVENTORY.format(packages=packages))
     listing = tmp_path / 'needed.txt'
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1', LC_ALL='C.UTF-8',
-               ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
-    completed = subprocess.run([_playbook_binary(), '-i', str(inventory), 'npu.ascend.bundle',
-                                '-e', 'packages_bundle_list_file=%s' % listing],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                               timeout=300, check=False)
-    # The default callback folds long messages over several lines; compare them unfolded.
-    return completed.returncode, ' '.join(completed.stdout.split()), listing
+    rc, out = run_playbook(['-i', str(inventory), 'npu.ascend.bundle', '-e', 'packages_bundle_list_file=%s' % listing])
+    return rc, out, listing
 
 
 def test_a_complete_directory_passes_and_lists_each_file_once(tmp_path, packages):
@@ -114,15 +95,10 @@ def test_a_tampered_file_is_refused_with_both_checksums(tmp_path, packages):
 
 
 def test_a_node_without_a_declared_chip_is_named_with_the_fix(tmp_path, packages):
-    inventory_text = INVENTORY.replace('npu_ascend_chip: 310p, ', '')
     inventory = tmp_path / 'hosts.yml'
-    inventory.write_text(inventory_text.format(packages=packages))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1', LC_ALL='C.UTF-8')
-    completed = subprocess.run([_playbook_binary(), '-i', str(inventory), 'npu.ascend.bundle'], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                               timeout=300, check=False)
-    out = ' '.join(completed.stdout.split())
-    assert completed.returncode != 0, out
+    inventory.write_text(INVENTORY.replace('npu_ascend_chip: 310p, ', '').format(packages=packages))
+    rc, out = run_playbook(['-i', str(inventory), 'npu.ascend.bundle'])
+    assert rc != 0, out
     assert "duo-01: the packages cannot be named without the node's chip family. Fix: set npu_ascend_chip" in out
     # The other node goes on: its files are listed and judged.
     assert 'OK %s (driver 25.0.rc1.1' % NEEDED['a2-01'][0] in out and 'a2-01 : ok=' in out
