@@ -2,7 +2,7 @@
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the run's outcome: ``npu.ascend.host_values``, ``npu.ascend.fleet_stop_record``,
-``npu.ascend.fleet_outcome`` and ``npu.ascend.fleet_failure_budget``.
+``npu.ascend.fleet_outcome``, ``npu.ascend.fleet_failure_budget`` and ``npu.ascend.fleet_hosts_to_read``.
 
 Documentation is in the sidecar files of the same names; the logic is in plugin_utils/fleet_outcome.py.
 """
@@ -78,6 +78,14 @@ def fleet_failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_f
         raise AnsibleFilterError(str(error))
 
 
+def fleet_hosts_to_read(hostvars, hosts, hosts_active):
+    """The hosts that stopped earlier in the run and were not recorded unreachable, to be read on their behalf."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_outcome as outcome
+    hosts = _host_list(hosts, 'fleet_hosts_to_read')
+    return outcome.hosts_to_read(hosts, _host_list(hosts_active, 'fleet_hosts_to_read'),
+                                 host_values(hostvars, hosts, 'outcome_stopped'))
+
+
 class FilterModule(object):
     """The run's outcome per node, the failure budget and the retry command."""
 
@@ -87,4 +95,5 @@ class FilterModule(object):
             'fleet_stop_record': fleet_stop_record,
             'fleet_outcome': fleet_outcome,
             'fleet_failure_budget': fleet_failure_budget,
+            'fleet_hosts_to_read': fleet_hosts_to_read,
         }

@@ -181,8 +181,8 @@ def run(module, bundle, member, argv, transform=None):
         return None
     text = transform(out) if transform else out
     detail = '' if rc == 0 else 'exit %d: %s' % (rc, (err or '').strip()[:400])
-    bundle.add(member, source, (text or '').encode('utf-8', 'replace') + (('\n' + err).encode('utf-8', 'replace')
-                                                                           if rc != 0 and err else b''), detail=detail)
+    failure = ('\n' + err) if rc != 0 and err else ''
+    bundle.add(member, source, ((text or '') + failure).encode('utf-8', 'replace'), detail=detail)
     return out if rc == 0 else None
 
 
@@ -231,8 +231,8 @@ def collect_npu_smi(module, bundle):
         bundle.note('npu-smi/board-*.txt', 'npu-smi info -l', 'failed', 'no NPU list to ask for boards: %s' % error)
         return
     for npu in npus:
-        run(module, bundle, 'npu-smi/board-%d.txt' % npu['npu_id'], [binary, 'info', '-t', 'board', '-i',
-                                                                      str(npu['npu_id'])])
+        argv = [binary, 'info', '-t', 'board', '-i', str(npu['npu_id'])]
+        run(module, bundle, 'npu-smi/board-%d.txt' % npu['npu_id'], argv)
 
 
 def collect_files(module, bundle):

@@ -164,6 +164,15 @@ def host_rows(records, hosts_all, hosts_active, group_hosts=None):
     return sorted(rows, key=lambda row: order[row['status']])
 
 
+def hosts_to_read(hosts, hosts_active, stops_by_host):
+    """The hosts of ``hosts`` that stopped earlier in the run (not in ``hosts_active``) and are worth
+    reading on their behalf: all but those whose stop record says they were unreachable, since trying a
+    dead node again costs a connection timeout each."""
+    active = set(hosts_active)
+    return [host for host in hosts if host not in active
+            and not (stops_by_host.get(host) or {}).get('unreachable')]
+
+
 def max_fail_percentage(value, name='npu_ascend_max_fail_percentage'):
     """The budget as a number from 0 to 100, or OutcomeError naming the variable."""
     try:

@@ -171,8 +171,8 @@ def _bundle_line(entry):
     named = ', '.join(hosts[:BUNDLE_HOSTS_SHOWN]) + (' and %d more' % (len(hosts) - BUNDLE_HOSTS_SHOWN)
                                                      if len(hosts) > BUNDLE_HOSTS_SHOWN else '')
     if entry['problem']:
-        return 'FAIL %s (%s %s, for %s): %s -- fix: %s' % (entry['file_name'], entry['component'], entry['version'],
-                                                          named, entry['problem'], entry['fix'])
+        return 'FAIL %s (%s %s, for %s): %s -- fix: %s' % (
+            entry['file_name'], entry['component'], entry['version'], named, entry['problem'], entry['fix'])
     return 'OK   %s (%s %s, sha256 %s, for %s)' % (entry['file_name'], entry['component'], entry['version'],
                                                    entry['sha256'][:16], named)
 

@@ -29,11 +29,11 @@ def node(tmp_path, monkeypatch):
     tools = tmp_path / 'bin'
     tools.mkdir()
     write_tool(tools, 'npu-smi', 'case "$*" in\n'
-                            '  info) echo "| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |";;\n'
-                            '  "info -l") printf "Total Count : 2\\n\\nNPU ID : 0\\nChip Count : 1\\n\\nNPU ID : 1\\nChip Count : 1\\n";;\n'
-                            '  "info -t board -i 0") echo "NPU ID : 0"; echo "Board ID : 0x02";;\n'
-                            '  "info -t board -i 1") echo "dcmi model initialized failed, because the device is used. ret is -8020" >&2; exit 1;;\n'
-                            'esac\n')
+                                 '  info) echo "| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |";;\n'
+                                 '  "info -l") printf "Total Count : 2\\n\\nNPU ID : 0\\nChip Count : 1\\n\\nNPU ID : 1\\nChip Count : 1\\n";;\n'
+                                 '  "info -t board -i 0") echo "NPU ID : 0"; echo "Board ID : 0x02";;\n'
+                                 '  "info -t board -i 1") echo "dcmi model initialized failed, because the device is used. ret is -8020" >&2; exit 1;;\n'
+                                 'esac\n')
     write_tool(tools, 'dmesg', 'echo "[  1.0] usb 1-1: new device"; echo "[  2.0] drv_devmng_host: davinci0 ready"\n')
     write_tool(tools, 'journalctl', 'sleep 30\n')
     monkeypatch.setenv('PATH', '%s:/usr/bin:/bin' % tools)

@@ -183,10 +183,10 @@ def engines_path(tmp_path, monkeypatch):
 
 def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, engines_path):
     write_tool(engines_path, 'systemctl',
-          'echo "$*" >> "%s/calls"\n'
-          'printf "Id=containerd.service\\nLoadState=loaded\\nActiveState=active\\n\\n'
-          'Id=docker.service\\nLoadState=not-found\\nActiveState=inactive\\n\\n'
-          'Id=kubelet.service\\nLoadState=loaded\\nActiveState=active\\n"\n' % engines_path)
+               'echo "$*" >> "%s/calls"\n'
+               'printf "Id=containerd.service\\nLoadState=loaded\\nActiveState=active\\n\\n'
+               'Id=docker.service\\nLoadState=not-found\\nActiveState=inactive\\n\\n'
+               'Id=kubelet.service\\nLoadState=loaded\\nActiveState=active\\n"\n' % engines_path)
     write_tool(engines_path, 'containerd', 'echo "containerd github.com/containerd/containerd/v2 v2.4.2 0b5dc3bf"\n')
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
@@ -228,12 +228,12 @@ NPU_SMI_SYNTHETIC = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'n
 
 def _npu_smi(engines_path, info, rc=0):
     write_tool(engines_path, 'npu-smi',
-          'echo "$*" >> "%s/npu-smi-calls"\n'
-          'case "$*" in\n'
-          '  info) cat "%s"; exit %d;;\n'
-          '  "info -t board -i "*) cat "%s";;\n'
-          '  *) exit 9;;\n'
-          'esac\n' % (engines_path, info, rc, os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+               'echo "$*" >> "%s/npu-smi-calls"\n'
+               'case "$*" in\n'
+               '  info) cat "%s"; exit %d;;\n'
+               '  "info -t board -i "*) cat "%s";;\n'
+               '  *) exit 9;;\n'
+               'esac\n' % (engines_path, info, rc, os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
     if not (engines_path / 'cat').exists():
         (engines_path / 'cat').symlink_to('/bin/cat')
 
@@ -282,13 +282,13 @@ def test_first_board_reads_on_until_a_board_id_is_a_number(node, run_module, eng
     with open(os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')) as handle:
         board.write_text(handle.read().replace('0x02', 'NA'))
     write_tool(engines_path, 'npu-smi',
-          'echo "$*" >> "%s/npu-smi-calls"\n'
-          'case "$*" in\n'
-          '  info) cat "%s";;\n'
-          '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
-          '  "info -t board -i "*) cat "%s";;\n'
-          'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
-                      os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+               'echo "$*" >> "%s/npu-smi-calls"\n'
+               'case "$*" in\n'
+               '  info) cat "%s";;\n'
+               '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
+               '  "info -t board -i "*) cat "%s";;\n'
+               'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
+                           os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
     if not (engines_path / 'cat').exists():
         (engines_path / 'cat').symlink_to('/bin/cat')
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'first_board'},
@@ -392,7 +392,7 @@ def test_the_probe_asks_dkms_status_only_for_a_dkms_build(node, run_module, engi
     installed.mkdir(parents=True)
     (installed / 'drv_pcie_hdc_host.ko.xz').write_text('ko')
     write_tool(engines_path, 'dkms', 'echo "$*" >> "%s/dkms-calls"\necho "ascend_driver/25.0.rc1.1, %s, %s: installed"\n'
-          % (engines_path, running, platform.machine()))
+               % (engines_path, running, platform.machine()))
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']['kernel_modules']
     assert facts['dkms']['used'] and facts['dkms']['module'] == 'ascend_driver'

@@ -164,3 +164,10 @@ def test_the_preflight_summary_says_why_each_unchecked_node_stopped():
     assert 'Not checked: n2, n3' in lines
     assert '  1 node (n3): unreachable at connect: %s' % UNREACHABLE['msg'] in lines
     assert any(line.startswith('  1 node (n2): no answer before the checks') for line in lines)
+
+
+def test_the_report_reads_the_stopped_hosts_except_the_unreachable_ones():
+    from ansible_collections.npu.ascend.plugins.filter.fleet_outcome import fleet_hosts_to_read
+    hostvars = {'n1': {}, 'n2': {'outcome_stopped': {'stage': 'hdk', 'unreachable': False}},
+                'n3': {'outcome_stopped': {'stage': 'connect', 'unreachable': True}}, 'n4': {}}
+    assert fleet_hosts_to_read(hostvars, ['n1', 'n2', 'n3', 'n4', 'gone'], ['n1']) == ['n2', 'n4', 'gone']

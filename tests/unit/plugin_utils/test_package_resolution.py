@@ -21,8 +21,8 @@ STACK = [{'component': 'driver', 'version': '25.0.rc1.1'}, {'component': 'firmwa
 
 
 def test_registered_names():
-    assert sorted(FilterModule().filters()) == ['ascend_packages_bundle', 'ascend_packages_judgement',
-                                                 'ascend_packages_plan', 'ascend_packages_staged']
+    assert sorted(FilterModule().filters()) == [
+        'ascend_packages_bundle', 'ascend_packages_judgement', 'ascend_packages_plan', 'ascend_packages_staged']
 
 
 def test_the_plan_names_each_package_and_its_other_architecture_twin():
@@ -52,8 +52,8 @@ def _source(files=None, dir_problem='', others=()):
 
 
 def _judge(plan, source, checksums):
-    return {p['file_name']: (p['problem'], p['fix']) for p in judge_packages(plan, '/srv/ascend', source, checksums,
-                                                                              'SHA256SUMS')}
+    judged = judge_packages(plan, '/srv/ascend', source, checksums, 'SHA256SUMS')
+    return dict((p['file_name'], (p['problem'], p['fix'])) for p in judged)
 
 
 def test_the_problems_come_in_the_order_a_user_fixes_them():

@@ -53,7 +53,6 @@ def test_version_sort_errors(value, message):
         ascend_version_sort(value)
 
 
-
 PLAYBOOK = """
 - hosts: localhost
   gather_facts: false

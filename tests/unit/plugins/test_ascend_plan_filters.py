@@ -8,8 +8,8 @@ from ansible_collections.npu.ascend.plugins.filter.ascend_plan import (
 
 
 def test_registered_names():
-    assert sorted(FilterModule().filters()) == ['ascend_plan', 'ascend_plan_packages', 'ascend_probe_current',
-                                                 'ascend_wanted_stack']
+    assert sorted(FilterModule().filters()) == [
+        'ascend_plan', 'ascend_plan_packages', 'ascend_probe_current', 'ascend_wanted_stack']
 
 
 def test_a_node_plan_from_variables_and_probe():
@@ -41,6 +41,5 @@ def test_failures_are_filter_errors(call, message):
     ({'install_path': '/opt/ascend', 'npu_smi': {}}, '/usr/local/Ascend', False, False),
     ('not a probe', '/usr/local/Ascend', False, False),
 ])
-def test_a_probe_is_current_for_the_install_path_it_read_and_the_chips_when_asked(probe, install_path, npu_smi,
-                                                                                      current):
+def test_a_probe_is_current_for_its_install_path_and_the_chips_when_asked(probe, install_path, npu_smi, current):
     assert ascend_probe_current(probe, install_path, npu_smi=npu_smi) is current
