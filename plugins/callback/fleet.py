@@ -18,7 +18,8 @@ description:
     E(ANSIBLE_STDOUT_CALLBACK=npu.ascend.fleet) or C(stdout_callback = npu.ascend.fleet) in C(ansible.cfg).
   - "Per play, one progress line with the play's host counts for its current task: C(done) (ok or changed),
     C(failed) and C(unreachable) (hosts whose last result in the play was a failure, or that could not be
-    reached), C(skipped), and C(remaining), the hosts that have not reported on the task yet."
+    reached), C(skipped), and C(remaining), the hosts that have not reported on the task yet. When a task
+    ends, the hosts that did not run it (a rescue section runs only on the hosts that failed) count as skipped."
   - On a terminal the line is redrawn in place as results come in. When the output is not a terminal (a log
     file, CI, AWX) it is never redrawn and holds no cursor or line-clearing codes; a new line is written when a
     task ends, and within a long task at most once per O(progress_interval) seconds, so the number of lines
@@ -125,6 +126,12 @@ class _PlayProgress:
                 if other not in self.stopped:
                     self.reported[other] = state
         self.reported[host] = state
+
+    def end_task(self):
+        """At a task's end, the hosts of the play that did not run it (a rescue runs only where a task failed) skipped it."""
+        for host in self.hosts:
+            if host not in self.stopped and host not in self.reported:
+                self.reported[host] = 'skipped'
 
     def counts(self):
         states = list(self.reported.values())
@@ -256,6 +263,7 @@ class CallbackModule(CallbackBase):
     def _end_task(self):
         play = self._play
         if play is not None and play.task is not None and (play.reported or play.stopped):
+            play.end_task()
             self._progress(task_ended=True)
 
     def _end_play(self):
