@@ -21,7 +21,7 @@ description:
     reached), C(skipped), and C(remaining), the hosts that have not reported on the task yet. When a task
     ends, the hosts that did not run it (a rescue section runs only on the hosts that failed) count as skipped."
   - On a terminal the line is redrawn in place as results come in. When the output is not a terminal (a log
-    file, CI, AWX) it is never redrawn and holds no cursor or line-clearing codes; a new line is written when a
+    file, CI) it is never redrawn and holds no cursor or line-clearing codes; a new line is written when a
     task ends, and within a long task at most once per O(progress_interval) seconds, so the number of lines
     grows with the tasks and the time taken, not with the number of hosts.
   - Each failure and each unreachable host is printed when it happens, with the host, the task and the task's
@@ -32,9 +32,11 @@ description:
     playbooks' fleet summaries) are printed; per-host debug output is not.
   - At the end, a table with one row per host (ok, changed, failed, unreachable, skipped), hosts that failed
     or were unreachable first, then the run's outcome when the playbook published C(npu_ascend_outcome) with
-    C(ansible.builtin.set_stats) (the playbooks of this collection do when a node stopped) - the stopped
+    M(ansible.builtin.set_stats) (the playbooks of this collection do when a node stopped) - the stopped
     nodes and the command that retries only them.
   - Colours follow Ansible's settings (off when the output is not a terminal, unless E(ANSIBLE_FORCE_COLOR) is set).
+  - For C(ansible-playbook) on a controller. AWX records job events through a stdout callback of its own; keep
+    that one there.
 requirements:
   - Set as the stdout callback, as above.
 options:
