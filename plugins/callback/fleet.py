@@ -275,10 +275,10 @@ class CallbackModule(CallbackBase):
         self._end_task()
         self._end_line()
         numbers = play.counts()
-        ok = numbers['hosts'] - numbers['failed'] - numbers['unreachable']
+        done = numbers['hosts'] - numbers['failed'] - numbers['unreachable']
         if play.task is not None:
             self._display.display('[%s] finished: %d done, %d failed, %d unreachable of %d hosts' % (
-                play.name, ok, numbers['failed'], numbers['unreachable'], numbers['hosts']))
+                play.name, done, numbers['failed'], numbers['unreachable'], numbers['hosts']))
         self._out_of_run.update(play.stopped)
         self._play = None
         self._last_line = None
