@@ -11,7 +11,7 @@ name: fleet
 type: stdout
 short_description: Progress of a run over a large fleet, its failures as they happen and a table at the end
 version_added: 1.0.0
-author: contributors to the npu.ascend collection
+author: npu.ascend maintainers (@npu-ascend)
 description:
   - Opt-in output for runs over many hosts, where the default output prints a line per host per task.
     Ansible's default output stays the default; this one is chosen with

@@ -104,8 +104,8 @@ def test_a_run_with_a_failure_and_an_unreachable_host(fleet):
     # The failed and the unreachable host are out of the later play; its run_once message is printed.
     assert 'PLAY [Summarise the run] 4 hosts' in lines and '2 of 6 nodes stopped' in lines
     start = lines.index('RECAP: 6 hosts, those that failed or were unreachable first')
-    assert [line.split()[0] for line in lines[start + 2:start + 8]] == ['node-3', 'node-6', 'node-1', 'node-2',
-                                                                         'node-4', 'node-5'], out
+    order = ['node-3', 'node-6', 'node-1', 'node-2', 'node-4', 'node-5']
+    assert [line.split()[0] for line in lines[start + 2:start + 8]] == order, out
     assert lines[start + 2].split()[1:] == ['1', '0', '1', '0', '0'], out
     assert lines[start + 8:start + 10] == ['OUTCOME: 2 stopped: node-3, node-6',
                                            'Retry only these nodes: ansible-playbook -i inv pb.yml --limit node-3,node-6']
