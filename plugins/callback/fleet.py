@@ -182,21 +182,25 @@ class CallbackModule(CallbackBase):
         if self._redrawn:
             self._redraw(force=True)
 
-    def _progress_text(self):
+    def _progress_text(self, width=None):
+        """The play's line; with ``width``, cut before its counts so that they fit on the terminal."""
         play = self._play
         numbers = play.counts()
-        task = (' | task %d: %s' % (play.task_number, play.task)) if play.task else ''
-        return '[%s]%s | done %d, failed %d, unreachable %d, skipped %d, remaining %d of %d' % (
-            play.name, task, numbers['done'], numbers['failed'], numbers['unreachable'], numbers['skipped'],
-            numbers['remaining'], numbers['hosts'])
+        text = '[%s] | task %d: %s' % (play.name, play.task_number, play.task)
+        counts = ' | done %d, failed %d, unreachable %d, skipped %d, remaining %d of %d' % (
+            numbers['done'], numbers['failed'], numbers['unreachable'], numbers['skipped'], numbers['remaining'],
+            numbers['hosts'])
+        if width is not None and len(text) + len(counts) >= width:
+            room = width - 1 - len(counts)
+            text = text[:room - 3] + '...' if room > 3 else ''
+            return (text + counts)[-(width - 1):]
+        return text + counts
 
     def _redraw(self, force=False):
-        text = self._progress_text()
+        text = self._progress_text(self._terminal_width())
         if text == self._last_line and not force:
             return
-        width = self._terminal_width()
-        shown = text if len(text) < width else text[:max(width - 4, 10)] + '...'
-        self._display.display(_REDRAW + shown, newline=False, screen_only=True)
+        self._display.display(_REDRAW + text, newline=False, screen_only=True)
         self._flush()
         self._redrawn = True
         self._last_line = text

@@ -332,6 +332,21 @@ def test_on_a_terminal_one_line_per_play_is_redrawn_and_failures_print_above_it(
     assert text.count('\n[Install] finished') == 1
 
 
+def test_on_a_narrow_terminal_the_task_name_gives_way_to_the_counts():
+    run = Run(HOSTS[:2], tty=True)
+    run.callback._terminal_width = lambda: 100
+    run.play('Install')
+    run.task('npu.ascend.hdk : Install the firmware and driver where the probe finds something to do')
+    run.result('node-1', 'changed')
+    run.callback._terminal_width = lambda: 40
+    run.result('node-2', 'changed')
+    redrawn = run.screen.text.split('\r\x1b[K')[-3:]
+    assert redrawn[1] == '[Install] | task 1: npu.ascend.hd... | done 1, failed 0, unreachable 0, skipped 0, remaining 1 of 2'
+    assert len(redrawn[1]) == 99
+    # Narrower than the counts: their end, which says how far the play is, stays.
+    assert redrawn[2] == 'led 0, unreachable 0, skipped 0, remaining 0 of 2'[-39:]
+
+
 def test_when_not_on_a_terminal_no_control_codes_are_written():
     run = Run(HOSTS[:2], tty=False, progress_interval=0)
     run.play('Install')
