@@ -43,8 +43,8 @@ PLAYBOOK = '''
       ansible.builtin.set_stats:
         data:
           npu_ascend_outcome:
-            retry_hosts: "{{ ansible_play_hosts_all | difference(ansible_play_hosts) }}"
-            retry_command: "ansible-playbook -i inv pb.yml --limit {{ ansible_play_hosts_all | difference(ansible_play_hosts) | join(',') }}"
+            retry_hosts: "{{ ansible_play_hosts_all | difference(ansible_play_hosts) | sort }}"
+            retry_command: "ansible-playbook -i inv pb.yml --limit {{ ansible_play_hosts_all | difference(ansible_play_hosts) | sort | join(',') }}"
       run_once: true
 '''
 PROGRESS = re.compile(r'^\[(?P<play>[^\]]+)\] \| task (?P<number>\d+): ')
