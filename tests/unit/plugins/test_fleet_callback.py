@@ -220,6 +220,22 @@ def test_a_failed_command_without_a_message_shows_its_return_code_and_error():
     assert 'FAILED node-1 | Run the installer | rc=2: no space left on device' in run.screen.lines()
 
 
+def test_a_failed_loop_item_is_printed_with_its_label():
+    run = Run(HOSTS[:1])
+    run.play('Install')
+    task = run.task('Stage the packages')
+    item = CallbackTaskResult(run.inventory.get_host('node-1'), task,
+                              {'item': 'Ascend-cann-toolkit_8.2.RC1_linux-x86_64.run', 'failed': True,
+                               'msg': 'node-1: packages: checksum mismatch. Fix: download it again'},
+                              {'name': 'Stage the packages'})
+    run.callback.v2_runner_item_on_failed(item)
+    ignored = CallbackTaskResult(run.inventory.get_host('node-1'), task, {'item': 'x', 'msg': 'ignored'},
+                                 {'name': 'Stage the packages', 'ignore_errors': True})
+    run.callback.v2_runner_item_on_failed(ignored)
+    assert run.screen.lines()[-1] == ('FAILED node-1 | Stage the packages | item Ascend-cann-toolkit_8.2.RC1_linux-x86_64.run'
+                                      ' | node-1: packages: checksum mismatch. Fix: download it again')
+
+
 def test_a_rescued_host_is_back_in_the_play_and_ignored_errors_count_as_done():
     run = Run(HOSTS[:3])
     run.play('Install')
