@@ -73,11 +73,13 @@ def _first_lines(message, limit=MESSAGE_SHOWN):
     return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
 
 
-def stop_record(stage, task, result, unreachable=None):
+def stop_record(stage, task, result, unreachable=None, play=None):
     """The record a stage's rescue keeps for its host (``outcome_stopped``).
 
     ``result`` is the failed task's result (``ansible_failed_result``) or a message. A result whose
     ``unreachable`` is true (a task run with ``ignore_unreachable``) marks the node unreachable.
+    ``play`` names the play it stopped in, so that a later gate of the same run (npu.ascend.provision)
+    judges only the nodes that reached it.
     """
     if isinstance(result, dict):
         message = result.get('msg') or result.get('stderr') or result.get('stdout') or ''
@@ -92,6 +94,7 @@ def stop_record(stage, task, result, unreachable=None):
     message = _text(message).strip() or 'no message (see the task output above)'
     return {
         'stage': stage,
+        'play': _text(play),
         'task': _text(task),
         'message': message,
         'unreachable': bool(unreachable),
@@ -184,14 +187,21 @@ def max_fail_percentage(value, name='npu_ascend_max_fail_percentage'):
     return number
 
 
-def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight'):
-    """Whether the nodes that failed so far stay within the budget.
+def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight',
+                   stops=None, play=None):
+    """Whether the nodes that failed this gate stay within the budget.
 
-    Returns ``total``, ``failed`` (the hosts), ``percentage``, ``budget``, ``exceeded`` and
-    ``message``: the reason the run stops everywhere when exceeded, else a one-line account.
+    A node whose stop record (``stops``: host -> outcome_stopped) names another play than ``play``
+    stopped before the gate's play and was judged by an earlier gate: it is not counted here.
+    Returns ``total``, ``failed`` (the hosts), ``earlier`` (those left out), ``percentage``,
+    ``budget``, ``exceeded`` and ``message``: the reason the run stops everywhere when exceeded,
+    else a one-line account.
     """
     budget = max_fail_percentage(budget, name)
-    hosts_all = [_text(host) for host in hosts_all or []]
+    stops = stops or {}
+    earlier = [_text(host) for host in hosts_all or []
+               if play and (stops.get(host) or {}).get('play') not in (None, '', play)]
+    hosts_all = [_text(host) for host in hosts_all or [] if _text(host) not in earlier]
     active = set(_text(host) for host in hosts_active or [])
     failed = [host for host in hosts_all if host not in active]
     total = len(hosts_all)
@@ -209,7 +219,9 @@ def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_pe
             len(failed), nodes_text(total), stage, percentage, name, budget, hosts_text(failed)))
     else:
         message = 'All %s passed %s' % (nodes_text(total), stage)
-    return {'total': total, 'failed': failed, 'percentage': round(percentage, 1), 'budget': budget,
+    if earlier:
+        message += ' (%s that stopped earlier in the run not counted)' % nodes_text(len(earlier))
+    return {'total': total, 'failed': failed, 'earlier': earlier, 'percentage': round(percentage, 1), 'budget': budget,
             'exceeded': exceeded, 'message': message}
 
 
