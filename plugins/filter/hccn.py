@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters ``npu.ascend.hccn_roce_model``, ``hccn_fleet_plan`` and ``hccn_gate_problems``; documentation
+in their .yml files."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+
+def _plan_module():
+    # Imported on use, not at the top: ansible-core imports every filter file of the collection in each
+    # worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
+    return hccn_plan
+
+
+def hccn_roce_model(chips):
+    """Whether the node's chips (npu_smi_info ``chips``) have RoCE ports, and the subnet rule of the model."""
+    if not isinstance(chips, list):
+        raise AnsibleFilterError('hccn_roce_model expects the list of chips npu_smi_info returns, got %s'
+                                 % type(chips).__name__)
+    return _plan_module().roce_model(chips)
+
+
+def hccn_fleet_plan(hosts):
+    """Every node's planned NPU addresses and every problem of the fleet plan."""
+    if not isinstance(hosts, dict):
+        raise AnsibleFilterError('hccn_fleet_plan expects a dict of hosts, got %s' % type(hosts).__name__)
+    try:
+        return _plan_module().fleet_plan(hosts)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise AnsibleFilterError('hccn_fleet_plan: %s' % error)
+
+
+def hccn_gate_problems(npus, host, pings=None, lldp=None):
+    """The gate's problems of one node from hccn_info's NPUs, its pings and the LLDP switch ports."""
+    if not isinstance(npus, list):
+        raise AnsibleFilterError('hccn_gate_problems expects the list of NPUs hccn_info returns, got %s'
+                                 % type(npus).__name__)
+    try:
+        return _plan_module().gate_problems(host, npus, pings or [], lldp or {})
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise AnsibleFilterError('hccn_gate_problems: %s' % error)
+
+
+class FilterModule(object):
+    """HCCN (NPU RoCE network) filters."""
+
+    def filters(self):
+        return {
+            'hccn_roce_model': hccn_roce_model,
+            'hccn_fleet_plan': hccn_fleet_plan,
+            'hccn_gate_problems': hccn_gate_problems,
+        }
