@@ -221,10 +221,10 @@ def main():
         if conf is not None else {}
     conf_saved = None if conf is None else not differences
     if conf_saved is False and not module.check_mode:
-        module.warn('/etc/hccn.conf does not hold the live settings of NPU %s (%s): the next boot would restore '
-                    'other ones; fix: set them again with hccn_tool, which saves them'
-                    % (', '.join(str(npu) for npu in sorted(differences)),
-                       '; '.join('%s: %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items()))))
+        module.warn('/etc/hccn.conf does not hold the live %s: the next boot (hccn_tool -cfg recovery) would restore '
+                    'other ones; fix: set them again with hccn_tool -i N -ip|-gateway|-netdetect -s ..., which saves '
+                    'what it sets, and check that /etc/hccn.conf is writable'
+                    % '; '.join('NPU %s %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items())))
     module.exit_json(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
                      conf_differences=differences, diff=diff, commands=reader.commands)
 
