@@ -190,7 +190,7 @@ def test_conf_not_saved_is_reported(tool, run_module):
     result = run_module(hccn, {'binary_path': tool.path, 'npus': wanted(npus=(0,))})
     assert result['changed'] is False
     assert result['conf_saved'] is False and result['conf_differences'] == {'0': ['address', 'gateway', 'netdetect']}
-    assert 'the next boot would restore other ones' in str(result['warnings'])
+    assert 'does not hold the live NPU 0 address, gateway, netdetect' in str(result['warnings'])
 
 
 def test_bad_wanted_values_fail_before_any_run(tool, run_module):
