@@ -26,23 +26,30 @@ def hccn_roce_model(chips):
     return _plan_module().roce_model(chips)
 
 
-def hccn_fleet_plan(hosts):
-    """Every node's planned NPU addresses and every problem of the fleet plan."""
-    if not isinstance(hosts, dict):
-        raise AnsibleFilterError('hccn_fleet_plan expects a dict of hosts, got %s' % type(hosts).__name__)
+def hccn_fleet_plan(host_vars, hosts, play_hosts, default_npu_ids=None, ping_peers=0):
+    """Every node's planned NPU addresses, every problem of the fleet plan, and the fabric check's pings."""
+    if not hasattr(host_vars, 'get'):
+        raise AnsibleFilterError('hccn_fleet_plan expects hostvars, got %s' % type(host_vars).__name__)
+    if not isinstance(hosts, list) or not isinstance(play_hosts, list):
+        raise AnsibleFilterError('hccn_fleet_plan: hosts and play_hosts must be lists of host names')
+    plan = _plan_module()
     try:
-        return _plan_module().fleet_plan(hosts)
+        fleet = plan.fleet_input(host_vars, hosts, play_hosts, list(default_npu_ids or range(8)))
+        return plan.fleet_plan(fleet, int(ping_peers))
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise AnsibleFilterError('hccn_fleet_plan: %s' % error)
 
 
-def hccn_gate_problems(npus, host, pings=None, lldp=None):
-    """The gate's problems of one node from hccn_info's NPUs, its pings and the LLDP switch ports."""
+def hccn_gate_problems(npus, host, pings=None, lldp=None, peers=None):
+    """The gate's problems of one node from hccn_info's NPUs, its pings, the LLDP switch ports and the
+    other nodes' readings (``peers``: host -> the registered hccn_info result, or null)."""
     if not isinstance(npus, list):
         raise AnsibleFilterError('hccn_gate_problems expects the list of NPUs hccn_info returns, got %s'
                                  % type(npus).__name__)
+    peer_npus = dict((name, ((result or {}).get('hccn') or {}).get('npus') or [])
+                     for name, result in (peers or {}).items() if isinstance(result, dict))
     try:
-        return _plan_module().gate_problems(host, npus, pings or [], lldp or {})
+        return _plan_module().gate_problems(host, npus, pings or [], lldp or {}, peer_npus)
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise AnsibleFilterError('hccn_gate_problems: %s' % error)
 

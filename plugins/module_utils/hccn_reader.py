@@ -108,14 +108,32 @@ class HccnReader(object):
     def read_npu(self, npu, reads=DEFAULT_READS):
         state = {'npu': int(npu)}
         for what in reads:
+            if what == 'lldp':
+                # LLDP only helps to find a cabling fault; a switch that sends none is no failure.
+                try:
+                    state['lldp_port'] = self.read(npu, what)
+                except HccnFailure:
+                    state['lldp_port'] = None
+                continue
             value = self.read(npu, what)
             if what == 'address':
                 state.update(value)
-            elif what == 'lldp':
-                state['lldp_port'] = value
             else:
                 state[what] = value
         return state
+
+    def read_until_settled(self, npus, reads, wait_timeout, interval, sleep=time.sleep):
+        """Reads every NPU until each link is UP and each net health Success, or ``wait_timeout`` seconds
+        passed; returns (states, settled, seconds waited)."""
+        started = self._clock()
+        while True:
+            states = [self.read_npu(npu, reads) for npu in npus]
+            settled = all(state.get('link', 'UP') == 'UP' and state.get('net_health', hccn_tool.NET_HEALTH_OK)
+                          == hccn_tool.NET_HEALTH_OK for state in states)
+            waited = self._clock() - started
+            if settled or waited + interval > wait_timeout:
+                return states, settled, round(waited, 1)
+            sleep(interval)
 
     def ping(self, npu, address):
         """One ping from ``npu`` to ``address``: the parsed transcript, or an ``error`` when it failed."""
@@ -126,6 +144,9 @@ class HccnReader(object):
         except (HccnFailure, hccn_tool.HccnParseError) as error:
             result = {'npu': int(npu), 'target': address, 'transmitted': None, 'received': 0, 'loss_pct': 100.0,
                       'times_ms': [], 'avg_ms': None, 'max_ms': None, 'error': str(error)}
+        result['summary'] = 'NPU %s -> %s: %s' % (
+            npu, address, result['error'] or '%s of %s received, %s%% loss, avg %s ms, max %s ms'
+            % (result['received'], result['transmitted'], result['loss_pct'], result['avg_ms'], result['max_ms']))
         return result
 
     def set_address(self, npu, address, netmask):

@@ -63,6 +63,17 @@ options:
       peer:
         description: A label for the messages, such as the peer node and NPU.
         type: str
+  wait_timeout:
+    description:
+      - Seconds to keep reading until every link is C(UP) and every net health C(Success) (they take seconds to
+        settle after a change); 0 reads once. The result says whether they settled (RV(hccn.settled)); not
+        settling is not a failure of the module.
+    type: int
+    default: 0
+  wait_interval:
+    description: Seconds between two readings while waiting.
+    type: int
+    default: 5
   timeout:
     description:
       - Seconds each C(hccn_tool) run may take before it is stopped (through C(timeout)) and the module fails.
@@ -127,9 +138,17 @@ hccn:
           link: UP
           net_health: Success
     pings:
-      description: One entry per O(ping) (C(npu), C(target), C(peer), C(transmitted), C(received), C(loss_pct), C(times_ms), C(avg_ms), C(max_ms), C(error)).
+      description:
+        - One entry per O(ping) - C(npu), C(target), C(peer), C(transmitted), C(received), C(loss_pct), C(times_ms),
+          C(avg_ms), C(max_ms), C(error) (why the ping could not run, else null) and C(summary) (one line).
       type: list
       elements: dict
+    settled:
+      description: Whether every link read C(UP) and every net health C(Success) (at the last reading).
+      type: bool
+    waited:
+      description: Seconds spent waiting for them (O(wait_timeout)).
+      type: float
     conf:
       description: C(/etc/hccn.conf) as C({npu id: {key: value}}), or null when absent or unreadable.
       type: dict
@@ -174,9 +193,14 @@ def main():
                 peer=dict(type='str'),
             )),
             timeout=dict(type='int', default=hccn_reader.DEFAULT_TIMEOUT_SECONDS),
+            wait_timeout=dict(type='int', default=0),
+            wait_interval=dict(type='int', default=5),
         ),
         supports_check_mode=True,
     )
+    if module.params['wait_timeout'] < 0 or module.params['wait_interval'] <= 0:
+        module.fail_json(msg='wait_timeout must be 0 or more and wait_interval positive, got %s and %s'
+                         % (module.params['wait_timeout'], module.params['wait_interval']), commands=[])
     if module.params['timeout'] <= 0:
         module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
                          commands=[])
@@ -189,7 +213,8 @@ def main():
                              '(npu-smi info), or pass npus', commands=[])
     reader = hccn_reader.HccnReader(module.run_command, binary, module.params['timeout'])
     try:
-        states = [reader.read_npu(npu, module.params['read']) for npu in npus]
+        states, settled, waited = reader.read_until_settled(npus, module.params['read'], module.params['wait_timeout'],
+                                                            module.params['wait_interval'])
     except hccn_reader.HccnFailure as failure:
         module.fail_json(msg=str(failure), commands=reader.commands)
     pings = []
@@ -202,6 +227,8 @@ def main():
     result = {
         'binary': binary,
         'npus': states,
+        'settled': settled,
+        'waited': waited,
         'pings': pings,
         'conf': conf,
         'conf_readable': conf is not None,

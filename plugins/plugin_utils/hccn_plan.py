@@ -113,8 +113,8 @@ def _subnets_meet(address, netmask, subnet):
 
 
 def _problem(host, npu, problem, fix, peer=None):
-    return {'host': host, 'npu': npu, 'peer': peer, 'problem': problem, 'fix': fix,
-            'message': '%s NPU %s: %s; fix: %s' % (host, npu, problem, fix)}
+    return {'host': host, 'npu': npu, 'peer': peer, 'peer_host': peer.split(' NPU ')[0] if peer else None,
+            'problem': problem, 'fix': fix, 'message': '%s NPU %s: %s; fix: %s' % (host, npu, problem, fix)}
 
 
 def _npu_problems(host, entry, subnet_rule):
@@ -205,8 +205,8 @@ def plan_problems(plans):
     for host in sorted(plans):
         plan = plans[host]
         for message in plan.get('problems') or []:
-            problems.append({'host': host, 'npu': None, 'peer': None, 'problem': message, 'fix': None,
-                             'message': message})
+            problems.append({'host': host, 'npu': None, 'peer': None, 'peer_host': None, 'problem': message,
+                             'fix': None, 'message': message})
         for entry in plan.get('npus') or []:
             if plan.get('in_play', True):
                 problems.extend(_npu_problems(host, entry, plan.get('subnet_rule')))
@@ -225,12 +225,25 @@ def plan_problems(plans):
     return sorted(problems, key=lambda item: (item['host'], -1 if item['npu'] is None else item['npu']))
 
 
-def gate_problems(host, npus, pings=None, lldp=None):
+def _peer_npu_down(peer, peers):
+    """Whether the peer NPU a ping went to (``'host NPU n'``) is itself not UP and Success in ``peers``
+    ({host: hccn_info npus}): then that node's own gate names it, and a lost ping is no fault here."""
+    if not peer or ' NPU ' not in peer:
+        return False
+    peer_host, _, npu = peer.partition(' NPU ')
+    for state in (peers or {}).get(peer_host) or []:
+        if str(state.get('npu')) == npu:
+            return state.get('link') != 'UP' or state.get('net_health') != hccn_tool.NET_HEALTH_OK
+    return False
+
+
+def gate_problems(host, npus, pings=None, lldp=None, peers=None):
     """The gate's verdict for one node after configuring.
 
     npus: hccn_info's per-NPU list (npu, address, link, net_health, netdetect); pings: list of
-    {npu, target, peer, transmitted, received, loss_pct, avg_ms, error}; lldp: {npu: switch port}.
-    Returns a list of dicts (host, npu, symptom, cause, fix, message).
+    {npu, target, peer, transmitted, received, loss_pct, avg_ms, error}; lldp: {npu: switch port};
+    peers: {host: hccn_info npus} of the other nodes, so that a ping lost to a peer NPU that is down
+    itself is left to that node's verdict. Returns a list of dicts (host, npu, symptom, cause, fix, message).
     """
     lldp = lldp or {}
     problems = []
@@ -253,6 +266,8 @@ def gate_problems(host, npus, pings=None, lldp=None):
                 'to one that does')
     for ping in pings or []:
         npu = ping['npu']
+        if _peer_npu_down(ping.get('peer'), peers):
+            continue
         if ping.get('error') or not ping.get('received'):
             add(npu, 'ping to %s (%s) lost %s' % (ping.get('target'), ping.get('peer'),
                                                   ping.get('error') or '%s%%' % ping.get('loss_pct')),
@@ -262,14 +277,68 @@ def gate_problems(host, npus, pings=None, lldp=None):
     return problems
 
 
-def fleet_plan(hosts):
-    """The whole fleet's plan and its problems in one call (the role's run_once step).
 
-    hosts: {host: {'settings': {...}, 'npu_ids': [...], 'subnet_rule': ..., 'in_play': bool}}.
-    Returns {'plans': {host: [npu entries]}, 'problems': [dicts as plan_problems returns]}.
+def _has_plan(values):
+    return bool(values.get('hccn_base_address') or values.get('hccn_addresses'))
+
+
+def fleet_input(host_vars, hosts, play_hosts, default_npu_ids):
+    """The input of fleet_plan from each host's variables (``host_vars``: host -> mapping).
+
+    A host of this run takes part when its role run decided so (``__hccn_take_part``, with its NPU ids and
+    model as read); a host outside this run (failed, unreachable, left out by --limit) counts with the
+    NPU ids assumed for it when it has an address plan, since its NPUs keep their addresses.
+    """
+    hosts_input = {}
+    for host in hosts:
+        values = host_vars.get(host) if hasattr(host_vars, 'get') else None
+        if values is None:
+            continue
+        in_play = host in play_hosts and bool(values.get('__hccn_take_part'))
+        if not in_play and (host in play_hosts or not _has_plan(values)):
+            continue
+        model = values.get('__hccn_model') or {}
+        hosts_input[host] = {
+            'settings': {'base_address': values.get('hccn_base_address') or '',
+                         'addresses': list(values.get('hccn_addresses') or []),
+                         'netmask': values.get('hccn_netmask') or '',
+                         'gateway': values.get('hccn_gateway') or '',
+                         'detect_address': values.get('hccn_detect_address') or ''},
+            'npu_ids': list(values.get('__hccn_npu_ids') or default_npu_ids) if in_play else list(default_npu_ids),
+            'subnet_rule': model.get('subnet_rule') or 'one_subnet',
+            'in_play': in_play,
+        }
+    return hosts_input
+
+
+def ping_targets(plans, in_play, peers):
+    """Per host of ``in_play``, the pings of its fabric check: each NPU pings the NPU of the same
+    position on the ``peers`` next hosts (in name order, wrapping), so every node is pinged too."""
+    hosts = sorted(host for host in in_play if plans.get(host))
+    targets = {}
+    for index, host in enumerate(hosts):
+        chosen = [hosts[(index + step) % len(hosts)] for step in range(1, min(peers, len(hosts) - 1) + 1)]
+        targets[host] = []
+        for position, entry in enumerate(plans[host]):
+            for peer in chosen:
+                if position < len(plans[peer]):
+                    target = plans[peer][position]
+                    targets[host].append({'npu': entry['npu'], 'address': target['address'],
+                                          'peer': '%s NPU %s' % (peer, target['npu']), 'peer_host': peer})
+    return targets
+
+
+def fleet_plan(hosts, ping_peers=0):
+    """The whole fleet's plan, its problems and the fabric check's pings in one call (the role's run_once step).
+
+    hosts: {host: {'settings': {...}, 'npu_ids': [...], 'subnet_rule': ..., 'in_play': bool}} (fleet_input).
+    Returns {'plans': {host: [npu entries]}, 'problems': [dicts as plan_problems returns],
+    'pings': {host: [{npu, address, peer, peer_host}]}}.
     """
     plans = {}
     for host, data in hosts.items():
         planned = node_plan(host, data.get('settings') or {}, data.get('npu_ids') or [], data.get('subnet_rule'))
         plans[host] = dict(planned, subnet_rule=data.get('subnet_rule'), in_play=data.get('in_play', True))
-    return {'plans': dict((host, plan['npus']) for host, plan in plans.items()), 'problems': plan_problems(plans)}
+    npus = dict((host, plan['npus']) for host, plan in plans.items())
+    in_play = [host for host, plan in plans.items() if plan['in_play']]
+    return {'plans': npus, 'problems': plan_problems(plans), 'pings': ping_targets(npus, in_play, ping_peers)}

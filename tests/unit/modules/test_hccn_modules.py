@@ -40,7 +40,10 @@ if mode == "-g":
     elif command == "-link":
         print("link status: %%s" %% values.get("link", "UP"))
     elif command == "-net_health":
-        print("net health status: %%s" %% values.get("health", "Success"))
+        state["health_reads"] = state.get("health_reads", 0) + 1
+        json.dump(state, open(state_path, "w"))
+        settling = state["health_reads"] <= state.get("settle_reads", 0)
+        print("net health status: %%s" %% ("Init" if settling else values.get("health", "Success")))
     elif command == "-lldp":
         print("Port ID TLV\\n\\tIfname: 400GE1/1/%%s:1" %% npu)
     elif command == "-ping":
@@ -198,3 +201,19 @@ def test_bad_wanted_values_fail_before_any_run(tool, run_module):
                                                                    'netmask': '255.255.255.0'}]})
     assert result['failed'] and '10.0.0.300' in result['msg']
     assert result['commands'] == []
+
+
+def test_info_waits_for_the_net_health_to_settle(tool, run_module):
+    tool.state(settle_reads=1)
+    result = run_module(hccn_info, {'binary_path': tool.path, 'npus': [0], 'read': ['link', 'net_health'],
+                                    'wait_timeout': 5, 'wait_interval': 1}, check_mode=True, diff=False)
+    assert result['hccn']['settled'] is True and result['hccn']['npus'][0]['net_health'] == 'Success'
+    assert tool.calls().count('-i 0 -net_health -g') == 2
+
+
+def test_info_that_does_not_settle_says_so(tool, run_module):
+    tool.state(npus={'0': {'health': 'Receive timeout'}})
+    result = run_module(hccn_info, {'binary_path': tool.path, 'npus': [0], 'read': ['link', 'net_health'],
+                                    'wait_timeout': 2, 'wait_interval': 1}, check_mode=True, diff=False)
+    assert result['hccn']['settled'] is False and 'failed' not in result
+    assert result['hccn']['waited'] >= 1

@@ -167,3 +167,23 @@ def test_no_two_hosts_share_an_address_unreported(first, second):
     shared = set(npu['address'] for npu in result['plans']['t1']) & set(npu['address'] for npu in result['plans']['t2'])
     reported = [problem for problem in result['problems'] if problem['peer']]
     assert len(reported) == len(shared)
+
+
+def test_lost_ping_to_a_peer_npu_that_is_down_is_left_to_the_peer():
+    npus = [{'npu': 3, 'link': 'UP', 'net_health': 'Success'}]
+    pings = [{'npu': 3, 'target': '10.0.0.23', 'peer': 't2 NPU 3', 'received': 0, 'loss_pct': 100.0}]
+    down = {'t2': [{'npu': 3, 'link': 'DOWN', 'net_health': 'Fault'}]}
+    up = {'t2': [{'npu': 3, 'link': 'UP', 'net_health': 'Success'}]}
+    assert hccn_plan.gate_problems('t1', npus, pings, {}, down) == []
+    assert len(hccn_plan.gate_problems('t1', npus, pings, {}, up)) == 1
+    assert len(hccn_plan.gate_problems('t1', npus, pings, {}, None)) == 1
+
+
+def test_ping_targets_cover_every_node():
+    plans = dict((host, [{'npu': npu, 'address': '10.0.%d.%d' % (index, npu)} for npu in range(2)])
+                 for index, host in enumerate(['a', 'b', 'c']))
+    targets = hccn_plan.ping_targets(plans, ['a', 'b', 'c'], 1)
+    assert [entry['peer'] for entry in targets['a']] == ['b NPU 0', 'b NPU 1']
+    assert [entry['peer'] for entry in targets['c']] == ['a NPU 0', 'a NPU 1']
+    assert len(hccn_plan.ping_targets(plans, ['a', 'b', 'c'], 5)['a']) == 4
+    assert hccn_plan.ping_targets(plans, ['a'], 2) == {'a': []}
