@@ -263,7 +263,8 @@ def ping(npu, args, live):
 def lldp(npu):
     ports = (fabric().get("ports") or {}).get(node_name()) or {}
     port = ports.get(str(npu))
-    if port is None:
+    # No link, no LLDP frames from the switch.
+    if port is None or not link_up(node_name(), npu, read_live().get(npu)):
         raise HccnFailure("lldp info is not available.")
     for pair in node_faults(node_name()).get("hccn_swapped_cables") or []:
         pair = [int(member) for member in pair]
