@@ -18,7 +18,7 @@ A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 # hccn_tool refuses addresses whose subnet meets these (the host-NPU virtual NIC and its neighbours).
 RESERVED_SUBNETS = ('192.168.1.0/24', '192.168.2.0/24')
 RESERVED_SUBNETS_SMP = ('192.168.3.0/24', '192.168.4.0/24', '192.168.5.0/24')
-SUBNET_RULES = ('one_subnet', 'smp', 'any')
+A3_CHIP_NAME = 'Ascend910'
 # NPUs per board on the 910A SMP servers: NPU i and i+4 share a subnet, a board's four NPUs differ.
 SMP_BOARD_NPUS = 4
 
@@ -27,12 +27,13 @@ def roce_model(chips):
     """What the node's chips (npu_smi_info's ``chips``) say about its RoCE ports:
     {'roce': bool, 'subnet_rule': 'one_subnet'|'smp'|None, 'chip_name', 'reason'}."""
     names = sorted(set(str(chip.get('name')) for chip in chips or [] if chip.get('name')))
-    phy = any(chip.get('phy_id') is not None for chip in chips or [])
+    # npu-smi names A3 chips Ascend910 (docs/hccn.md); 310P chips carry a phy id too, so the name decides.
+    a3 = A3_CHIP_NAME in names
     name = names[0] if len(names) == 1 else ', '.join(names) or None
     if not names:
         return {'roce': False, 'subnet_rule': None, 'chip_name': None,
                 'reason': 'npu-smi shows no NPU chip, so the node has no NPU RoCE port to configure'}
-    if phy:
+    if a3:
         return {'roce': False, 'subnet_rule': None, 'chip_name': name,
                 'reason': 'an A3 server (%s): its NPUs talk across nodes over HCCS (hccn_tool -vnic), which this role '
                           'does not configure' % name}

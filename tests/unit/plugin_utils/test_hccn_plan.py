@@ -26,6 +26,20 @@ def test_a3_is_skipped_with_its_reason():
     assert not model['roce'] and 'HCCS' in model['reason']
 
 
+@pytest.mark.parametrize('name,roce,words', [
+    ('910B3_24.1.rc2_info-with-processes.txt', True, 'one RoCE port each'),
+    ('910B2_23.0.7_info.txt', True, 'one RoCE port each'),
+    ('910B4_25.0.rc1.1_info.txt', False, 'inference'),
+    ('310P3_25.5.2_info.txt', False, 'inference'),
+    ('Ascend910-A3_24.1.rc3.7_info.txt', False, 'HCCS'),
+    ('910B-legacy910_24.1.0_info.txt', True, 'SMP'),
+])
+def test_roce_model_of_real_npu_smi_tables(sample, name, roce, words):
+    from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+    model = hccn_plan.roce_model(npu_smi.parse_info(sample('npu-smi/' + name))['chips'])
+    assert model['roce'] is roce and words in model['reason']
+
+
 def test_no_chips():
     assert not hccn_plan.roce_model([])['roce']
 
