@@ -194,11 +194,35 @@ def _rule_problems(host, npus, subnet_rule):
     return problems
 
 
+def _holds(plan, address):
+    """Whether a host holds ``address`` now: read on its NPUs (``live``), or, out of this run, assumed."""
+    if not plan.get('in_play', True):
+        return True
+    return address in (plan.get('live') or ())
+
+
+def _duplicate(plans, first, second, address):
+    """The problem of two NPUs planned with one address. When one of the two holds it already and the
+    other does not, only the other stops (its change would make the conflict); else both do."""
+    fix = ('give every NPU of the fleet its own address (change hccn_addresses or hccn_base_address of one '
+           'of them)')
+    first_holds, second_holds = _holds(plans[first[0]], address), _holds(plans[second[0]], address)
+    if first_holds and not second_holds:
+        first, second = second, first
+    problem = _problem(first[0], first[1], 'address %s is also planned for %s NPU %s%s'
+                       % (address, second[0], second[1], ', which holds it now' if second_holds != first_holds else ''),
+                       fix, peer='%s NPU %s' % second)
+    if first_holds != second_holds:
+        problem['peer_host'] = None
+    return problem
+
+
 def plan_problems(plans):
     """Every problem of the whole fleet plan, before anything changes.
 
-    plans: {host: {'npus': [...], 'subnet_rule': ..., 'problems': [str], 'in_play': bool}}; hosts not in
-    this run (``in_play`` false) count for duplicates, since their NPUs keep their addresses.
+    plans: {host: {'npus': [...], 'subnet_rule': ..., 'problems': [str], 'in_play': bool, 'live': [addresses
+    its NPUs hold now]}}; hosts not in this run (``in_play`` false) count for duplicates, since their NPUs keep
+    their addresses. A problem's ``peer_host`` is set when that peer must stop too.
     Returns a list of dicts (host, npu, peer, problem, fix, message), sorted by host and NPU.
     """
     problems = []
@@ -215,10 +239,7 @@ def plan_problems(plans):
             if address in owners:
                 peer_host, peer_npu = owners[address]
                 if plan.get('in_play', True) or plans[peer_host].get('in_play', True):
-                    problems.append(_problem(
-                        host, entry['npu'], 'address %s is also planned for %s NPU %s' % (address, peer_host, peer_npu),
-                        'give every NPU of the fleet its own address (change hccn_addresses or hccn_base_address of '
-                        'one of them)', peer='%s NPU %s' % (peer_host, peer_npu)))
+                    problems.append(_duplicate(plans, (host, entry['npu']), (peer_host, peer_npu), address))
             else:
                 owners[address] = (host, entry['npu'])
         if plan.get('in_play', True):
@@ -286,8 +307,8 @@ def _has_plan(values):
 def fleet_input(host_vars, hosts, play_hosts, default_npu_ids):
     """The input of fleet_plan from each host's variables (``host_vars``: host -> mapping).
 
-    A host of this run takes part when its role run decided so (``__hccn_take_part``, with its NPU ids and
-    model as read); a host outside this run (failed, unreachable, left out by --limit) counts with the
+    A host of this run takes part when its role run decided so (``__hccn_take_part``, with its NPU ids,
+    model and the addresses its NPUs hold now, ``__hccn_live``, as read); a host outside this run (failed, unreachable, left out by --limit) counts with the
     NPU ids assumed for it when it has an address plan, since its NPUs keep their addresses.
     """
     hosts_input = {}
@@ -308,6 +329,8 @@ def fleet_input(host_vars, hosts, play_hosts, default_npu_ids):
             'npu_ids': list(values.get('__hccn_npu_ids') or default_npu_ids) if in_play else list(default_npu_ids),
             'subnet_rule': model.get('subnet_rule') or 'one_subnet',
             'in_play': in_play,
+            'live': [state.get('address') for state in
+                     ((values.get('__hccn_live') or {}).get('hccn') or {}).get('npus') or [] if state.get('address')],
         }
     return hosts_input
 
@@ -339,7 +362,8 @@ def fleet_plan(hosts, ping_peers=0):
     plans = {}
     for host, data in hosts.items():
         planned = node_plan(host, data.get('settings') or {}, data.get('npu_ids') or [], data.get('subnet_rule'))
-        plans[host] = dict(planned, subnet_rule=data.get('subnet_rule'), in_play=data.get('in_play', True))
+        plans[host] = dict(planned, subnet_rule=data.get('subnet_rule'), in_play=data.get('in_play', True),
+                           live=data.get('live') or [])
     npus = dict((host, plan['npus']) for host, plan in plans.items())
     in_play = [host for host, plan in plans.items() if plan['in_play']]
     return {'plans': npus, 'problems': plan_problems(plans), 'pings': ping_targets(npus, in_play, ping_peers)}

@@ -82,7 +82,8 @@ def test_overlap_between_two_nodes_names_both_and_the_fix():
 def test_conflict_with_a_host_outside_the_run_still_counts():
     result = fleet(t1=dict(A2), t2=dict(A2, in_play=False))
     assert len(result['problems']) == 8
-    assert {problem['host'] for problem in result['problems']} == {'t2'}
+    # t2 keeps its addresses while it is out of the run: t1, which would take them, is the one to stop.
+    assert {(problem['host'], problem['peer_host']) for problem in result['problems']} == {('t1', None)}
 
 
 def test_detect_address_defaults_to_gateway():
@@ -201,3 +202,25 @@ def test_ping_targets_cover_every_node():
     assert [entry['peer'] for entry in targets['c']] == ['a NPU 0', 'a NPU 1']
     assert len(hccn_plan.ping_targets(plans, ['a', 'b', 'c'], 5)['a']) == 4
     assert hccn_plan.ping_targets(plans, ['a'], 2) == {'a': []}
+
+
+def test_a_duplicate_stops_only_the_node_whose_change_would_make_it():
+    hosts = {
+        't1': {'settings': dict(A2), 'npu_ids': EIGHT, 'subnet_rule': 'one_subnet', 'in_play': True,
+               'live': ['10.0.0.%d' % (10 + npu) for npu in EIGHT]},
+        't2': {'settings': dict(A2, base_address='10.0.0.17'), 'npu_ids': EIGHT, 'subnet_rule': 'one_subnet',
+               'in_play': True, 'live': []},
+    }
+    problems = hccn_plan.fleet_plan(hosts)['problems']
+    duplicates = [problem for problem in problems if problem['peer']]
+    assert [(problem['host'], problem['npu'], problem['peer'], problem['peer_host']) for problem in duplicates] == [
+        ('t2', 0, 't1 NPU 7', None)]
+    assert 'which holds it now' in duplicates[0]['message']
+    # Neither holds it yet: both stop.
+    hosts['t1']['live'] = []
+    duplicate = [problem for problem in hccn_plan.fleet_plan(hosts)['problems'] if problem['peer']][0]
+    assert (duplicate['host'], duplicate['peer_host']) == ('t2', 't1')
+    # The earlier node in name order is the one that does not hold it: it is the one named.
+    hosts['t1']['live'], hosts['t2']['live'] = [], ['10.0.0.17']
+    duplicate = [problem for problem in hccn_plan.fleet_plan(hosts)['problems'] if problem['peer']][0]
+    assert (duplicate['host'], duplicate['npu'], duplicate['peer'], duplicate['peer_host']) == ('t1', 7, 't2 NPU 0', None)

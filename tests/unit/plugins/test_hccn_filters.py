@@ -50,4 +50,5 @@ def test_plan_through_the_filter():
 def test_a_host_out_of_the_run_still_conflicts():
     hostvars = dict(HOSTVARS, t3=dict(HOSTVARS['t3'], hccn_base_address='10.0.0.11'))
     problems = hccn_fleet_plan(hostvars, sorted(hostvars), ['t1', 't2'])['problems']
-    assert [(problem['host'], problem['npu'], problem['peer_host']) for problem in problems] == [('t3', 0, 't1')]
+    assert [(problem['host'], problem['npu'], problem['peer'], problem['peer_host']) for problem in problems] == [
+        ('t1', 1, 't3 NPU 0', None)]
