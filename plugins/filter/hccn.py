@@ -40,16 +40,14 @@ def hccn_fleet_plan(host_vars, hosts, play_hosts, default_npu_ids=None, ping_pee
         raise AnsibleFilterError('hccn_fleet_plan: %s' % error)
 
 
-def hccn_gate_problems(npus, host, pings=None, lldp=None, peers=None):
-    """The gate's problems of one node from hccn_info's NPUs, its pings, the LLDP switch ports and the
-    other nodes' readings (``peers``: host -> the registered hccn_info result, or null)."""
-    if not isinstance(npus, list):
-        raise AnsibleFilterError('hccn_gate_problems expects the list of NPUs hccn_info returns, got %s'
-                                 % type(npus).__name__)
-    peer_npus = dict((name, ((result or {}).get('hccn') or {}).get('npus') or [])
-                     for name, result in (peers or {}).items() if isinstance(result, dict))
+def hccn_gate_problems(host_vars, host, play_hosts):
+    """The gate's problems of ``host`` from the readings the hccn role registered on it and on the other
+    nodes of the run (links, net health, LLDP, pings) and the cabling plans."""
+    if not hasattr(host_vars, 'get') or not isinstance(play_hosts, list):
+        raise AnsibleFilterError('hccn_gate_problems expects hostvars, a host name and the list of hosts in the run')
+    plan = _plan_module()
     try:
-        return _plan_module().gate_problems(host, npus, pings or [], lldp or {}, peer_npus)
+        return plan.gate_problems(host, plan.gate_nodes(host_vars, play_hosts))
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise AnsibleFilterError('hccn_gate_problems: %s' % error)
 

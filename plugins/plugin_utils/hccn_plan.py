@@ -247,57 +247,94 @@ def plan_problems(plans):
     return sorted(problems, key=lambda item: (item['host'], -1 if item['npu'] is None else item['npu']))
 
 
-def _peer_npu_down(peer, peers):
-    """Whether the peer NPU a ping went to (``'host NPU n'``) is itself not UP and Success in ``peers``
-    ({host: hccn_info npus}): then that node's own gate names it, and a lost ping is no fault here."""
-    if not peer or ' NPU ' not in peer:
-        return False
-    peer_host, _, npu = peer.partition(' NPU ')
-    for state in (peers or {}).get(peer_host) or []:
-        if str(state.get('npu')) == npu:
-            return state.get('link') != 'UP' or state.get('net_health') != hccn_tool.NET_HEALTH_OK
-    return False
+def _miscabled(node, npu):
+    """The switch port LLDP shows for ``npu`` and the one the cabling plan names, when they differ."""
+    ports = list(node.get('switch_ports') or [])
+    ids = [entry['npu'] for entry in node.get('npus') or []]
+    if npu not in ids or ids.index(npu) >= len(ports):
+        return None
+    planned, seen = ports[ids.index(npu)], (node.get('lldp') or {}).get(npu)
+    if not planned or not seen or seen == planned:
+        return None
+    return seen, planned
 
 
-def gate_problems(host, npus, pings=None, lldp=None, peers=None):
+def _npu_at_fault(node, npu):
+    """Whether the NPU's own node names it (link, net health, cabling): a ping lost to it is that node's fault."""
+    for state in (node or {}).get('npus') or []:
+        if state.get('npu') == npu:
+            if state.get('link') != 'UP' or state.get('net_health') != hccn_tool.NET_HEALTH_OK:
+                return True
+    return _miscabled(node or {}, npu) is not None
+
+
+def gate_problems(host, nodes):
     """The gate's verdict for one node after configuring.
 
-    npus: hccn_info's per-NPU list (npu, address, link, net_health, netdetect); pings: list of
-    {npu, target, peer, transmitted, received, loss_pct, avg_ms, error}; lldp: {npu: switch port};
-    peers: {host: hccn_info npus} of the other nodes, so that a ping lost to a peer NPU that is down
-    itself is left to that node's verdict. Returns a list of dicts (host, npu, symptom, cause, fix, message).
+    nodes: {host: {'npus': hccn_info's per-NPU list (npu, link, net_health, netdetect), 'pings': list of
+    {npu, target, peer, received, loss_pct, error}, 'lldp': {npu: switch port}, 'switch_ports': the
+    cabling plan, one switch port per NPU in NPU id order, or []}} for this node and the other nodes of
+    the run. A ping lost to a peer NPU that its own node names (down, unhealthy, miscabled) is left to
+    that node's verdict. Returns a list of dicts (host, npu, symptom, cause, fix, message).
     """
-    lldp = lldp or {}
+    node = nodes.get(host) or {}
+    lldp = node.get('lldp') or {}
     problems = []
 
     def add(npu, symptom, cause, fix):
-        port = lldp.get(npu) or lldp.get(str(npu))
+        port = lldp.get(npu)
         where = ' (switch port %s per LLDP)' % port if port else ''
         problems.append({'host': host, 'npu': npu, 'symptom': symptom, 'cause': cause + where, 'fix': fix,
                          'message': '%s NPU %s: %s; likely cause: %s%s; fix: %s' % (host, npu, symptom, cause, where, fix)})
 
-    for entry in npus:
+    for entry in node.get('npus') or []:
         npu = entry['npu']
         if entry.get('link') != 'UP':
             add(npu, 'link %s' % (entry.get('link') or 'unknown'), 'the NPU port has no link: cable unplugged or faulty, '
                 'or the switch port is down', 'check the cable and the switch port, then run hccn_tool -i %s -link -g' % npu)
-        elif entry.get('net_health') != hccn_tool.NET_HEALTH_OK:
+            continue
+        if entry.get('net_health') != hccn_tool.NET_HEALTH_OK:
             add(npu, 'net health %s' % (entry.get('net_health') or 'unknown'),
                 'the detect address %s does not answer the NPU' % (entry.get('netdetect') or '(none)'),
                 'make the detect address answer (the gateway or another host of the subnet), or set hccn_detect_address '
                 'to one that does')
-    for ping in pings or []:
+        miscabled = _miscabled(node, npu)
+        if miscabled:
+            add(npu, 'cabled to switch port %s, the cabling plan (hccn_switch_ports) says %s' % miscabled,
+                'a swapped or misplaced cable', 'move the cable of NPU %s to switch port %s' % (npu, miscabled[1]))
+    for ping in node.get('pings') or []:
         npu = ping['npu']
-        if _peer_npu_down(ping.get('peer'), peers):
+        peer_host, _, peer_npu = (ping.get('peer') or '').partition(' NPU ')
+        if peer_npu.isdigit() and _npu_at_fault(nodes.get(peer_host), int(peer_npu)):
+            continue
+        if _miscabled(node, npu):
             continue
         if ping.get('error') or not ping.get('received'):
             add(npu, 'ping to %s (%s) lost %s' % (ping.get('target'), ping.get('peer'),
                                                   ping.get('error') or '%s%%' % ping.get('loss_pct')),
                 'the NPU cannot reach its peer: a swapped or faulty cable, the switch port, or an address the peer '
-                'does not hold', 'compare the LLDP switch port with the cabling plan and the peer address with '
-                'hccn_tool -i N -ip -g on %s' % ping.get('peer'))
+                'does not hold', 'compare the LLDP switch port with the cabling plan (hccn_switch_ports) and the peer '
+                'address with hccn_tool -i N -ip -g on %s' % (peer_host or ping.get('peer')))
     return problems
 
+
+def gate_nodes(host_vars, play_hosts):
+    """gate_problems' ``nodes`` from each host's registered readings (``__hccn_settled``: links and net
+    health; ``__hccn_fabric``: LLDP and pings) and its ``hccn_switch_ports``; hosts without them are left out."""
+    nodes = {}
+    for host in play_hosts:
+        values = host_vars.get(host) if hasattr(host_vars, 'get') else None
+        settled = ((values or {}).get('__hccn_settled') or {}).get('hccn')
+        if not settled:
+            continue
+        fabric = ((values.get('__hccn_fabric') or {}).get('hccn')) or {}
+        nodes[host] = {
+            'npus': settled.get('npus') or [],
+            'pings': fabric.get('pings') or [],
+            'lldp': dict((state['npu'], state.get('lldp_port')) for state in fabric.get('npus') or []),
+            'switch_ports': list(values.get('hccn_switch_ports') or []),
+        }
+    return nodes
 
 
 def _has_plan(values):

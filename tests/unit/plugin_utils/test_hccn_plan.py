@@ -154,15 +154,59 @@ def test_network_address_is_refused():
     assert any('network or broadcast' in message for message in messages(fleet(t1=settings)))
 
 
+def node(npus, pings=(), lldp=None, ports=()):
+    return {'npus': npus, 'pings': list(pings), 'lldp': lldp or {}, 'switch_ports': list(ports)}
+
+
 def test_gate_problems_name_npu_symptom_cause_and_port():
     npus = [{'npu': 0, 'link': 'UP', 'net_health': 'Success'}, {'npu': 1, 'link': 'DOWN', 'net_health': 'Fault'},
-            {'npu': 2, 'link': 'UP', 'net_health': 'Receive timeout', 'netdetect': '10.0.0.1'}]
+            {'npu': 2, 'link': 'UP', 'net_health': 'Receive timeout', 'netdetect': '10.0.0.1'},
+            {'npu': 3, 'link': 'UP', 'net_health': 'Success'}]
     pings = [{'npu': 3, 'target': '10.0.0.23', 'peer': 't2 NPU 3', 'received': 0, 'loss_pct': 100.0}]
-    problems = hccn_plan.gate_problems('t1', npus, pings, {3: '400GE1/1/20:2'})
+    problems = hccn_plan.gate_problems('t1', {'t1': node(npus, pings, {3: '400GE1/1/20:2'})})
     assert [problem['npu'] for problem in problems] == [1, 2, 3]
     assert problems[0]['message'].startswith('t1 NPU 1: link DOWN')
     assert 'switch port 400GE1/1/20:2' in problems[2]['message'] and 'cable' in problems[2]['message']
-    assert hccn_plan.gate_problems('t1', npus[:1], []) == []
+    assert hccn_plan.gate_problems('t1', {'t1': node(npus[:1])}) == []
+    assert hccn_plan.gate_problems('t1', {}) == []
+
+
+PING_T2_3 = {'npu': 3, 'target': '10.0.0.23', 'peer': 't2 NPU 3', 'received': 0, 'loss_pct': 100.0}
+HEALTHY_3 = {'npu': 3, 'link': 'UP', 'net_health': 'Success'}
+
+
+@pytest.mark.parametrize('peer,blamed', [
+    (node([{'npu': 3, 'link': 'DOWN', 'net_health': 'Fault'}]), False),
+    (node([{'npu': 3, 'link': 'UP', 'net_health': 'Receive timeout'}]), False),
+    (node([HEALTHY_3], lldp={3: '400GE1/1/6:1'}, ports=['400GE1/1/6:1']), True),
+    (node([HEALTHY_3], lldp={3: '400GE1/1/6:1'}, ports=['400GE1/1/6:2']), False),
+    (node([HEALTHY_3]), True),
+    (None, True),
+])
+def test_a_lost_ping_is_left_to_the_peer_its_own_node_names(peer, blamed):
+    nodes = {'t1': node([HEALTHY_3], [PING_T2_3])}
+    if peer is not None:
+        nodes['t2'] = peer
+    assert bool(hccn_plan.gate_problems('t1', nodes)) is blamed
+
+
+def test_cabling_plan_names_the_swapped_npu():
+    npus = [{'npu': 0, 'link': 'UP', 'net_health': 'Success'}, {'npu': 1, 'link': 'UP', 'net_health': 'Success'}]
+    pings = [{'npu': 0, 'target': '10.0.0.20', 'peer': 't2 NPU 0', 'received': 0, 'loss_pct': 100.0}]
+    nodes = {'t1': node(npus, pings, {0: 'p2', 1: 'p1'}, ['p1', 'p2'])}
+    problems = hccn_plan.gate_problems('t1', nodes)
+    assert [problem['npu'] for problem in problems] == [0, 1]
+    assert 'cabled to switch port p2, the cabling plan (hccn_switch_ports) says p1' in problems[0]['message']
+    assert 'fix: move the cable of NPU 0 to switch port p1' in problems[0]['message']
+
+
+def test_gate_nodes_from_hostvars():
+    hostvars = {'t1': {'__hccn_settled': {'hccn': {'npus': [HEALTHY_3]}},
+                       '__hccn_fabric': {'hccn': {'npus': [{'npu': 3, 'lldp_port': 'p3'}], 'pings': [PING_T2_3]}},
+                       'hccn_switch_ports': ['p0']},
+                'duo': {}}
+    assert hccn_plan.gate_nodes(hostvars, ['t1', 'duo', 'gone']) == {
+        't1': {'npus': [HEALTHY_3], 'pings': [PING_T2_3], 'lldp': {3: 'p3'}, 'switch_ports': ['p0']}}
 
 
 ints = st.integers(1, 200)
@@ -182,16 +226,6 @@ def test_no_two_hosts_share_an_address_unreported(first, second):
     shared = set(npu['address'] for npu in result['plans']['t1']) & set(npu['address'] for npu in result['plans']['t2'])
     reported = [problem for problem in result['problems'] if problem['peer']]
     assert len(reported) == len(shared)
-
-
-def test_lost_ping_to_a_peer_npu_that_is_down_is_left_to_the_peer():
-    npus = [{'npu': 3, 'link': 'UP', 'net_health': 'Success'}]
-    pings = [{'npu': 3, 'target': '10.0.0.23', 'peer': 't2 NPU 3', 'received': 0, 'loss_pct': 100.0}]
-    down = {'t2': [{'npu': 3, 'link': 'DOWN', 'net_health': 'Fault'}]}
-    up = {'t2': [{'npu': 3, 'link': 'UP', 'net_health': 'Success'}]}
-    assert hccn_plan.gate_problems('t1', npus, pings, {}, down) == []
-    assert len(hccn_plan.gate_problems('t1', npus, pings, {}, up)) == 1
-    assert len(hccn_plan.gate_problems('t1', npus, pings, {}, None)) == 1
 
 
 def test_ping_targets_cover_every_node():

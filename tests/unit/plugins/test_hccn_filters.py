@@ -20,7 +20,8 @@ def test_bad_input_is_a_filter_error():
     with pytest.raises(AnsibleFilterError):
         hccn_fleet_plan({}, 'all', [])
     with pytest.raises(AnsibleFilterError):
-        hccn_gate_problems({}, 'node')
+        hccn_gate_problems([], 'node', [])
+    assert hccn_gate_problems({}, 'node', ['node']) == []
 
 
 HOSTVARS = {
