@@ -816,13 +816,21 @@ def write_fabrics(specs, inventory_vars):
         answering = set()
         for spec in members:
             answering.update(inventory_vars.get(spec.name, {}).get("sandbox_fabric_answering") or [])
-        ports = {spec.name: {str(npu): fabric_port(index, position) for position, npu in enumerate(spec.npu_ids)}
-                 for index, spec in enumerate(members)}
         directory = fabric_dir(name)
         for sub in ("state", "faults"):
             (directory / sub).mkdir(parents=True, exist_ok=True)
-        atomic_write(directory / "fabric.json", json.dumps({"answering": sorted(answering), "ports": ports},
-                                                           indent=2, sort_keys=True) + "\n")
+        # A node keeps its switch ports once cabled (`up --limit` names some of the fabric's nodes
+        # only); a new one takes the next leaf ports.
+        path = directory / "fabric.json"
+        known = json.loads(path.read_text()) if path.exists() else {}
+        ports = dict(known.get("ports") or {})
+        for spec in members:
+            if spec.name not in ports:
+                index = len(ports)
+                ports[spec.name] = {str(npu): fabric_port(index, position) for position, npu in enumerate(spec.npu_ids)}
+        answering.update(known.get("answering") or [])
+        atomic_write(path, json.dumps({"answering": sorted(answering), "ports": ports},
+                                      indent=2, sort_keys=True) + "\n")
 
 
 def fake_cpuinfo(arch, cores=None):

@@ -42,3 +42,13 @@ def test_fabric_file(fleet, tmp_path, monkeypatch):
     assert len(set(ports)) == 16
     assert described['ports']['a']['0'] == '400GE1/1/1:1' and described['ports']['b']['7'] == '400GE1/1/8:2'
     assert (tmp_path / 'f' / 'state').is_dir() and (tmp_path / 'f' / 'faults').is_dir()
+
+
+def test_a_limited_up_keeps_the_other_nodes_ports(fleet, tmp_path, monkeypatch):
+    monkeypatch.setattr(fleet, 'FABRICS_DIR', tmp_path)
+    both = [fleet.NodeSpec(name, 'Atlas 800T A2', fabric='f') for name in ('a', 'b')]
+    fleet.write_fabrics(both, {})
+    fleet.write_fabrics(both[1:], {'b': {'sandbox_fabric_answering': ['10.0.0.1']}})
+    described = json.loads((tmp_path / 'f' / 'fabric.json').read_text())
+    assert sorted(described['ports']) == ['a', 'b'] and described['answering'] == ['10.0.0.1']
+    assert described['ports']['a']['0'] == '400GE1/1/1:1' and described['ports']['b']['0'] == '400GE1/1/5:1'
