@@ -15,8 +15,8 @@ version_added: 1.1.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Reads each given NPU's address, netmask, gateway and detect address with C(hccn_tool -g), sets only what
-    differs (C(-ip -s address A netmask M), C(-gateway -s gateway G), C(-netdetect -s address D), in that order:
-    the gateway and detect address belong to the NPU's subnet), then reads them back and fails when the NPU
+    differs (C(-ip -s address A netmask M), C(-gateway -s gateway G), C(-netdetect -s address D), in that order,
+    since the gateway and detect address belong to the NPU's subnet), then reads them back and fails when the NPU
     does not hold what was set.
   - C(hccn_tool) saves what it sets in C(/etc/hccn.conf), which the driver restores at boot
     (C(hccn_tool -cfg recovery)); the module reports whether that file now holds what is live

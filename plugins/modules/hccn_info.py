@@ -150,7 +150,7 @@ hccn:
       description: Seconds spent waiting for them (O(wait_timeout)).
       type: float
     conf:
-      description: C(/etc/hccn.conf) as C({npu id: {key: value}}), or null when absent or unreadable.
+      description: C(/etc/hccn.conf) as a dict of NPU id to its keys and values, or null when absent or unreadable.
       type: dict
     conf_readable:
       description: Whether C(/etc/hccn.conf) could be read.
