@@ -225,8 +225,11 @@ def main():
                     'other ones; fix: set them again with hccn_tool -i N -ip|-gateway|-netdetect -s ..., which saves '
                     'what it sets, and check that /etc/hccn.conf is writable'
                     % '; '.join('NPU %s %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items())))
-    module.exit_json(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
-                     conf_differences=differences, diff=diff, commands=reader.commands)
+    result = dict(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
+                  conf_differences=differences, commands=reader.commands)
+    if module._diff:
+        result['diff'] = diff
+    module.exit_json(**result)
 
 
 if __name__ == '__main__':
