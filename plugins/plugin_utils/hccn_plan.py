@@ -304,7 +304,7 @@ def gate_problems(host, nodes):
                 'a swapped or misplaced cable', 'move the cable of NPU %s to switch port %s' % (npu, miscabled[1]))
     for ping in node.get('pings') or []:
         npu = ping['npu']
-        peer_host, _, peer_npu = (ping.get('peer') or '').partition(' NPU ')
+        peer_host, peer_npu = (ping.get('peer') or '').partition(' NPU ')[::2]
         if peer_npu.isdigit() and _npu_at_fault(nodes.get(peer_host), int(peer_npu)):
             continue
         if _miscabled(node, npu):

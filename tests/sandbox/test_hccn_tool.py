@@ -180,4 +180,3 @@ def test_reboot_restores_from_hccn_conf(fabric):
     first.fleet.reboot(first.name)
     assert hccn.parse_ip(first.hccn("-i", "3", "-ip", "-g"))["address"] == "10.20.0.13"
     assert hccn.parse_net_health(first.hccn("-i", "3", "-net_health", "-g")) == "Success"
-

@@ -55,6 +55,7 @@ def hccn_recovery_unit(tool):
             "[Service]\nType=oneshot\nExecStart=-%s -cfg recovery\n\n"
             "[Install]\nWantedBy=multi-user.target\n" % tool)
 
+
 # What a card runs when no firmware package was ever installed on this node and
 # hardware.json does not say (a plausible factory firmware of the 910B/310P generation).
 FACTORY_FIRMWARE_VERSION = "7.1.0.5.220"

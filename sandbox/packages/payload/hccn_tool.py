@@ -21,7 +21,6 @@ of a detect address that does not answer (``Receive timeout``) or is outside the
 """
 
 import ipaddress
-import json
 import os
 import random
 import sys
@@ -69,7 +68,7 @@ def read_conf(path=CONF_FILE):
         pass
     for line in lines:
         key, separator, value = line.partition("=")
-        name, _, npu = key.strip().rpartition("_")
+        name, npu = key.strip().rpartition("_")[::2]
         if separator and name and npu.isdigit():
             npus.setdefault(int(npu), {})[name] = value.strip()
     return npus, lines
@@ -77,7 +76,7 @@ def read_conf(path=CONF_FILE):
 
 def write_conf_value(npu, key, value, path=CONF_FILE):
     """Sets `key_npu=value` in place (other lines kept), as hccn_tool does after a set."""
-    _, lines = read_conf(path)
+    lines = read_conf(path)[1]
     wanted = "%s_%d=%s" % (key, npu, value)
     prefix = "%s_%d=" % (key, npu)
     replaced = False
@@ -275,7 +274,7 @@ def lldp(npu):
 
 
 def recovery(ids, live):
-    conf, _ = read_conf()
+    conf = read_conf()[0]
     for npu in ids:
         saved = conf.get(npu, {})
         values = {"link": "up"}
