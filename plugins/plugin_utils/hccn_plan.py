@@ -90,9 +90,8 @@ def node_plan(host, settings, npu_ids, subnet_rule):
     if not netmask or hccn_tool.netmask_prefix(netmask) is None:
         problems.append('%s: hccn_netmask %r is not a netmask such as 255.255.255.0; fix: set hccn_netmask'
                         % (host, netmask))
-    for name in ('base_address',):
-        if base and hccn_tool.ipv4_problem(base):
-            problems.append('%s: hccn_%s: %s' % (host, name, hccn_tool.ipv4_problem(base)))
+    if base and hccn_tool.ipv4_problem(base):
+        problems.append('%s: hccn_base_address: %s; fix: set it to an IPv4 address' % (host, hccn_tool.ipv4_problem(base)))
     if problems:
         return {'npus': [], 'problems': problems}
     planned = list(addresses) if addresses else expand_base_address(base, len(npu_ids), subnet_rule)
