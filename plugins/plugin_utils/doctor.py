@@ -931,4 +931,3 @@ def _fabric_conflict_findings(nodes):
                                     'give every NPU of the fleet its own address (hccn_base_address or hccn_addresses), '
                                     'then run the hccn role'))
     return findings
-

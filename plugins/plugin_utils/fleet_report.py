@@ -928,4 +928,3 @@ def _check_fabric(fabric):
                       % (len(fabric.get('npus') or []), len(fabric.get('pings') or [])))
     return _check(CHECK_FABRIC, FAILED, '; '.join(_text(problem) for problem in fabric.get('problems') or [])
                   or 'the fabric gate did not pass')
-
