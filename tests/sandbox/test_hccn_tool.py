@@ -129,6 +129,8 @@ def test_link_down_fault(fabric):
     try:
         assert hccn.parse_link(second.hccn("-i", "2", "-link", "-g")) == "DOWN"
         assert hccn.parse_net_health(second.hccn("-i", "2", "-net_health", "-g")) == "Fault"
+        # No link, no LLDP frame from the switch.
+        assert "lldp info is not available" in second.hccn("-i", "2", "-lldp", "-g", expect=1)
         # Seen from the other node: its address no longer answers.
         assert hccn.parse_ping(first.hccn("-i", "0", "-ping", "-g", "address", "10.20.0.22"))["received"] == 0
     finally:
