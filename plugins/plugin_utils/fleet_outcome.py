@@ -30,6 +30,8 @@ STAGE_STATE = {
     'cann': 'firmware and driver as wanted; CANN possibly part way; the container runtime not changed in this run',
     'container_runtime': ('firmware, driver and CANN as wanted; the container engines\' configs as the role left '
                           'them or rolled back, as its message says'),
+    'hccn': ('host stack as installed; the NPU RoCE addresses as the message says: unchanged when the plan was refused, '
+             'else set (and saved in /etc/hccn.conf) before the gate failed'),
     'k8s_node': 'host stack as installed; its Node possibly without the NPU labels or the until-validated taint',
     'device_plugin': ('host stack as installed; the device plugin or npu-exporter possibly not running for it; '
                       'its Node keeps the until-validated taint'),
