@@ -56,6 +56,9 @@ export PATH := $(VENV_BIN):$(PATH)
 export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PYTHONDONTWRITEBYTECODE := 1
+# Only the checkout's link (make venv): a copy a user or a tool installed into ~/.ansible/collections,
+# which ansible.cfg also names for users, would otherwise stand in for the checkout in ansible-lint.
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 
 ifneq ($(shell id -u),0)
 SUDO := sudo
@@ -113,7 +116,6 @@ lint: venv
 	antsibull-changelog lint
 	antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs self --check-extra-docs-refs .
 	$(MAKE) ee-context
-	$(MAKE) lint-installed
 
 # The plugin docs as a user gets them: the tarball `make build` wrote, installed alone (no
 # dependencies) under .cache/lint-installed, linted with references to ansible.builtin checked too,
@@ -126,15 +128,17 @@ lint-installed: build
 	  $(DIST_DIR)/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz
 	cd $(LINT_INSTALLED)/ansible_collections/npu/ascend && antsibull-docs lint-collection-docs --plugin-docs .
 
-# The build context of the execution environment (execution-environment.yml, docs/awx.md) in
-# .cache/ee; `ansible-builder build` on the same file makes the image where its base image and
-# Ansible Galaxy are reachable.
+# The build context of the execution environment as docs/awx.md makes it: the definition copied from
+# the installed collection (lint-installed's copy) beside the tarball, `ansible-builder create` there,
+# the context checked for the tarball (ansible-builder only warns when it is missing).
 EE_CONTEXT := .cache/ee
-ee-context: build
-	rm -rf $(EE_CONTEXT)
-	ansible-builder create --file execution-environment.yml --context $(EE_CONTEXT) --output-filename Containerfile
-	@test -f $(EE_CONTEXT)/_build/collections/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz \
-	  || { echo "ee-context: the tarball of galaxy.yml's version is not in $(EE_CONTEXT); update execution-environment.yml"; exit 1; }
+ee-context: lint-installed
+	rm -rf $(EE_CONTEXT) && mkdir -p $(EE_CONTEXT)
+	cp $(LINT_INSTALLED)/ansible_collections/npu/ascend/execution-environment.yml $(EE_CONTEXT)/
+	cp $(DIST_DIR)/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz $(EE_CONTEXT)/
+	cd $(EE_CONTEXT) && ansible-builder create --file execution-environment.yml --context context
+	@test -f $(EE_CONTEXT)/context/_build/collections/npu-ascend-$$(sed -n 's/^version: //p' galaxy.yml).tar.gz \
+	  || { echo "ee-context: the tarball of galaxy.yml's version is not in the context; update execution-environment.yml"; exit 1; }
 
 # ansible-test only accepts a collection at .../ansible_collections/<namespace>/<name>, so it
 # runs on a copy of the files git knows about (tracked, or new and not ignored). The copy gets a

@@ -28,6 +28,10 @@ PODMAN_WRAPPER = SANDBOX_DIR / "podman.sh"
 PACKAGE_BUILDER = SANDBOX_DIR / "packages" / "build.py"
 STATE_ROOT = REPO_ROOT / ".cache" / "sandbox"
 NODES_STATE_DIR = STATE_ROOT / "nodes"
+# One directory per fabric (host variable sandbox_fabric): the NPU RoCE network its nodes share
+# (docs/development.md, "The NPU fabric").
+FABRICS_DIR = STATE_ROOT / "fabrics"
+FABRIC_MOUNT = "/var/lib/ascend-sandbox-fabric"
 PACKAGES_OUT_DIR = STATE_ROOT / "packages"
 # The key Ansible logs in to every node with (inventories' ansible_ssh_private_key_file); its
 # public half is each node's authorized_keys of the operator's sudo user (LOGIN_USER, whom
@@ -115,6 +119,28 @@ PRODUCTS = {
         "memory_total_mb": 0,
         "hot_reset": False,
     },
+    # A training server: 910B chips with a RoCE port per NPU (hccn_tool, docs/hccn.md). Its PCI
+    # subsystem id and board id are not in Huawei's public sources: the subsystem id is a
+    # placeholder no product table knows (the collection shows the product as unknown), the board
+    # id is left unknown as on the Duo.
+    "Atlas 800T A2": {
+        "chip_family": "910b",
+        "default_chip_name": "910B3",
+        "pci_device": "d802",
+        "subsystem_vendor": HUAWEI_PCI_VENDOR,
+        "subsystem_device": "0x3000",
+        "revision": "0x20",
+        "chips_per_npu": 1,
+        "board_id": None,
+        "bus_ids": ["0000:c1:00.0", "0000:c2:00.0", "0000:81:00.0", "0000:82:00.0",
+                    "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"],
+        "power_w": 93.5,
+        "temp_c": 35,
+        "hbm_total_mb": 65536,
+        "memory_total_mb": 0,
+        "hot_reset": False,
+        "roce": True,
+    },
     "Atlas 300I Duo": {
         "chip_family": "310p",
         "default_chip_name": "310P3",
@@ -144,6 +170,9 @@ KNOWN_FAULTS = {
     "driver_dkms_failure", "installer_killed_midway", "disk_full", "no_kernel_headers",
     "unhealthy_chips", "npu_smi_error", "installer_exit_code", "install_seconds",
     "install_time_scale",
+    # The NPU fabric (hccn_tool): NPU ids whose link is down, pairs of NPUs whose cables are swapped,
+    # {npu: status} net health shown whatever else holds, and a detect address that never answers.
+    "hccn_link_down", "hccn_swapped_cables", "hccn_net_health", "hccn_detect_unanswered",
 }
 
 # A tiny image (static busybox) the nodes' engines start containers from, to check that the
@@ -566,7 +595,7 @@ class NodeSpec:
 
     def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
                  arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None, kubelet=False,
-                 light=False):
+                 light=False, fabric=None):
         if product not in PRODUCTS:
             raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
                                "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
@@ -600,6 +629,11 @@ class NodeSpec:
         # A light node (sandbox_light: true) leaves out what no role reads (LIGHT_NODE_MASKED): for
         # fleets of a hundred nodes on one machine (bench/scale.py).
         self.light = bool(light)
+        # The NPU fabric the node is cabled to (nodes naming the same one reach each other's NPUs).
+        self.fabric = fabric or None
+        if self.fabric and not PRODUCTS[product].get("roce"):
+            raise SandboxError("%s: an %s has no NPU RoCE ports to cable to fabric %s; remove sandbox_fabric"
+                               % (name, product, self.fabric))
 
     @classmethod
     def from_host_vars(cls, name, host_vars):
@@ -612,7 +646,7 @@ class NodeSpec:
                    host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
                    host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"),
                    host_vars.get("sandbox_os"), host_vars.get("sandbox_kubelet", False),
-                   host_vars.get("sandbox_light", False))
+                   host_vars.get("sandbox_light", False), host_vars.get("sandbox_fabric"))
 
     @property
     def state_dir(self):
@@ -653,6 +687,7 @@ class NodeSpec:
             **({"cpu": ARCHITECTURES[self.arch]["cpu"]["model"]} if ARCHITECTURES[self.arch]["cpu"] else {}),
             "hot_reset": model["hot_reset"],
             "board_id": model["board_id"],
+            **({"roce": True} if model.get("roce") else {}),
             "npus": npus,
         }
 
@@ -662,6 +697,8 @@ class NodeSpec:
             described["kubelet"] = True
         if self.light:
             described["light"] = True
+        if self.fabric:
+            described["fabric"] = self.fabric
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -744,10 +781,56 @@ def prepare_node_state(spec):
         shutil.rmtree(str(state))
     write_fake_sysfs(spec, state / "sysfs")
     atomic_write(state / "hardware" / "hardware.json", json.dumps(spec.hardware(), indent=2) + "\n")
+    if spec.fabric:
+        atomic_write(state / "fabric", spec.fabric + "\n")
     write_faults(spec.name, spec.faults)
     cpuinfo = fake_cpuinfo(spec.arch)
     if cpuinfo is not None:
         atomic_write(state / "cpuinfo", cpuinfo)
+
+
+def fabric_dir(name):
+    return FABRICS_DIR / name
+
+
+def node_fabric(host):
+    """The fabric a node was created on, or None."""
+    path = NODES_STATE_DIR / host / "fabric"
+    return path.read_text().strip() if path.exists() else None
+
+
+def fabric_port(index, npu_position):
+    """The leaf switch port an NPU is cabled to (Huawei's naming, e.g. 400GE1/1/5:1): two NPUs per
+    400GE port split in two."""
+    return "400GE1/1/%d:%d" % (index * 4 + npu_position // 2 + 1, npu_position % 2 + 1)
+
+
+def write_fabrics(specs, inventory_vars):
+    """fabric.json of every fabric the nodes name: the switch port of each NPU (the cabling plan) and
+    the addresses that answer on it (gateways, detect addresses: sandbox_fabric_answering)."""
+    fabrics = {}
+    for spec in sorted(specs, key=lambda spec: spec.name):
+        if spec.fabric:
+            fabrics.setdefault(spec.fabric, []).append(spec)
+    for name, members in fabrics.items():
+        answering = set()
+        for spec in members:
+            answering.update(inventory_vars.get(spec.name, {}).get("sandbox_fabric_answering") or [])
+        directory = fabric_dir(name)
+        for sub in ("state", "faults"):
+            (directory / sub).mkdir(parents=True, exist_ok=True)
+        # A node keeps its switch ports once cabled (`up --limit` names some of the fabric's nodes
+        # only); a new one takes the next leaf ports.
+        path = directory / "fabric.json"
+        known = json.loads(path.read_text()) if path.exists() else {}
+        ports = dict(known.get("ports") or {})
+        for spec in members:
+            if spec.name not in ports:
+                index = len(ports)
+                ports[spec.name] = {str(npu): fabric_port(index, position) for position, npu in enumerate(spec.npu_ids)}
+        answering.update(known.get("answering") or [])
+        atomic_write(path, json.dumps({"answering": sorted(answering), "ports": ports},
+                                      indent=2, sort_keys=True) + "\n")
 
 
 def fake_cpuinfo(arch, cores=None):
@@ -770,6 +853,10 @@ def write_faults(host, faults):
         log("%s: warning: fault key(s) %s are not in docs/development.md" % (host, ", ".join(unknown)))
     # The node sees this file through a directory bind mount, so the atomic rename is visible there.
     atomic_write(faults_path(host), json.dumps(faults, indent=2, sort_keys=True) + "\n")
+    fabric = node_fabric(host)
+    if fabric:
+        # The other nodes of the fabric see this node's link and cabling faults through their copy.
+        atomic_write(fabric_dir(fabric) / "faults" / ("%s.json" % host), json.dumps(faults, sort_keys=True) + "\n")
 
 
 def read_faults(host):
@@ -914,6 +1001,7 @@ class Fleet:
     def up(self, recreate=False):
         ensure_ssh_key()
         hold_bridge_address()
+        write_fabrics(self.specs.values(), self.inventory_vars)
         for spec in self.specs.values():
             self.up_node(spec, recreate)
             hold_bridge_address()
@@ -982,6 +1070,7 @@ class Fleet:
                "--volume", "%s:/etc/ascend-sandbox:ro" % (spec.state_dir / "hardware"),
                *cpuinfo_volume,
                *repository_mount,
+               *(["--volume", "%s:%s" % (fabric_dir(spec.fabric), FABRIC_MOUNT)] if spec.fabric else []),
                *[argument for target in AUTHORIZED_KEYS_FILES
                  for argument in ("--volume", "%s:%s:ro" % (SSH_PUBLIC_KEY, target))],
                image, "/sbin/init")
@@ -1044,6 +1133,9 @@ class Fleet:
     def down(self):
         for spec in self.specs.values():
             self.remove_node(spec.name)
+            if spec.fabric:
+                for sub in ("state", "faults"):
+                    (fabric_dir(spec.fabric) / sub / ("%s.json" % spec.name)).unlink(missing_ok=True)
             if spec.state_dir.exists():
                 shutil.rmtree(str(spec.state_dir))
             log("%s: removed" % spec.name)

@@ -7,36 +7,20 @@ the log of a failed target is printed at the end, so CI's output shows it.
 """
 
 import argparse
-import subprocess
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from parallel_runs import run_logged, side_by_side
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LOG_DIR = REPO_ROOT / ".cache" / "logs"
 # What CI's reader needs of a failed target: its end, where make and pytest put the failures.
 FAILED_LOG_LINES = 400
-_PRINT_LOCK = threading.Lock()
-
-
-def say(text):
-    with _PRINT_LOCK:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
 
 def run(target):
     log_path = LOG_DIR / ("stage-%s.log" % target)
-    started = time.monotonic()
-    say("make %s started (log: %s)" % (target, log_path.relative_to(REPO_ROOT)))
-    with open(log_path, "w") as log:
-        # No stdin: nothing a target starts may wait for an answer.
-        returncode = subprocess.run(["make", "--no-print-directory", target], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, check=False).returncode
-    elapsed = time.monotonic() - started
-    say("make %s %s in %.0f s" % (target, "passed" if returncode == 0 else "FAILED (rc %d)" % returncode, elapsed))
+    returncode, elapsed = run_logged("make %s" % target, ["make", "--no-print-directory", target], log_path, REPO_ROOT)
     return target, returncode, elapsed, log_path
 
 
@@ -45,8 +29,7 @@ def main():
     parser.add_argument("targets", nargs="+", help="make targets, started in this order")
     args = parser.parse_args()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=len(args.targets)) as pool:
-        results = list(pool.map(run, args.targets))
+    results = side_by_side(run, args.targets, len(args.targets))
     failed = [(target, log) for target, returncode, _elapsed, log in results if returncode != 0]
     for target, log in failed:
         lines = log.read_text(errors="replace").splitlines()

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter ``npu.ascend.ascend_kernels_component``: the package that carries a CANN release's operator kernels.
+"""Filters ``npu.ascend.ascend_kernels_component`` and ``ascend_toolkit_set_env``: the CANN package layout.
 
-Documentation is in the sidecar file ascend_kernels_component.yml.
+Documentation is in the sidecar files ascend_kernels_component.yml and ascend_toolkit_set_env.yml.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,8 +24,17 @@ def ascend_kernels_component(cann_version):
         raise AnsibleFilterError('ascend_kernels_component: %r is not a CANN version: %s' % (cann_version, error))
 
 
+def ascend_toolkit_set_env(cann_version, install_path='/usr/local/Ascend'):
+    """The toolkit's set_env.sh of this CANN release under install_path."""
+    from ansible_collections.npu.ascend.plugins.module_utils.runfile import toolkit_set_env
+    try:
+        return toolkit_set_env(install_path, cann_version)
+    except ValueError as error:
+        raise AnsibleFilterError('ascend_toolkit_set_env: %r is not a CANN version: %s' % (cann_version, error))
+
+
 class FilterModule(object):
     """CANN package layout."""
 
     def filters(self):
-        return {'ascend_kernels_component': ascend_kernels_component}
+        return {'ascend_kernels_component': ascend_kernels_component, 'ascend_toolkit_set_env': ascend_toolkit_set_env}

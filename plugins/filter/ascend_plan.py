@@ -51,6 +51,12 @@ def ascend_plan_packages(plan, role=None, chip=None):
         raise AnsibleFilterError('ascend_plan_packages: %s' % error)
 
 
+def ascend_probe_current(probe, install_path, npu_smi=False):
+    """Whether this run's probe still describes the node for a role (its install path, and npu-smi when asked)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner
+    return planner.probe_is_current(probe, install_path, bool(npu_smi))
+
+
 class FilterModule(object):
     """The wanted stack and the plan of a node."""
 
@@ -59,4 +65,5 @@ class FilterModule(object):
             'ascend_wanted_stack': ascend_wanted_stack,
             'ascend_plan': ascend_plan,
             'ascend_plan_packages': ascend_plan_packages,
+            'ascend_probe_current': ascend_probe_current,
         }

@@ -2,7 +2,7 @@
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the run's outcome: ``npu.ascend.host_values``, ``npu.ascend.fleet_stop_record``,
-``npu.ascend.fleet_outcome`` and ``npu.ascend.fleet_failure_budget``.
+``npu.ascend.fleet_outcome``, ``npu.ascend.fleet_failure_budget`` and ``npu.ascend.fleet_hosts_to_read``.
 
 Documentation is in the sidecar files of the same names; the logic is in plugin_utils/fleet_outcome.py.
 """
@@ -39,13 +39,13 @@ def host_values(hostvars, hosts, name):
     return values
 
 
-def fleet_stop_record(result, stage, task=None):
-    """The record a stage's rescue keeps for its host: stage, task, message, unreachable."""
+def fleet_stop_record(result, stage, task=None, play=None):
+    """The record a stage's rescue keeps for its host: stage, play, task, message, unreachable."""
     from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_outcome as outcome
     if not isinstance(result, (Mapping, str)):
         raise AnsibleFilterError('fleet_stop_record expects the failed task\'s result or a message, got %s'
                                  % type(result).__name__)
-    return outcome.stop_record(stage, task, dict(result) if isinstance(result, Mapping) else result)
+    return outcome.stop_record(stage, task, dict(result) if isinstance(result, Mapping) else result, play=play)
 
 
 def fleet_outcome(records, hosts_all, hosts_active, group_hosts=None, playbook=None, inventories=None,
@@ -68,14 +68,26 @@ def fleet_outcome(records, hosts_all, hosts_active, group_hosts=None, playbook=N
             'lines': outcome.summary_lines(rows, retry, shown)}
 
 
-def fleet_failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight'):
-    """Whether the nodes that failed so far stay within the failure budget, with the message."""
+def fleet_failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight',
+                         stops=None, play=None):
+    """Whether the nodes that failed this gate stay within the failure budget, with the message."""
     from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_outcome as outcome
+    if stops is not None and not isinstance(stops, Mapping):
+        raise AnsibleFilterError('fleet_failure_budget: stops must be host -> outcome_stopped (npu.ascend.host_values)')
     try:
         return outcome.failure_budget(_host_list(hosts_all, 'fleet_failure_budget'),
-                                      _host_list(hosts_active, 'fleet_failure_budget'), budget, name, stage)
+                                      _host_list(hosts_active, 'fleet_failure_budget'), budget, name, stage,
+                                      stops=dict(stops or {}), play=play)
     except outcome.OutcomeError as error:
         raise AnsibleFilterError(str(error))
+
+
+def fleet_hosts_to_read(hostvars, hosts, hosts_active):
+    """The hosts that stopped earlier in the run and were not recorded unreachable, to be read on their behalf."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_outcome as outcome
+    hosts = _host_list(hosts, 'fleet_hosts_to_read')
+    return outcome.hosts_to_read(hosts, _host_list(hosts_active, 'fleet_hosts_to_read'),
+                                 host_values(hostvars, hosts, 'outcome_stopped'))
 
 
 class FilterModule(object):
@@ -87,4 +99,5 @@ class FilterModule(object):
             'fleet_stop_record': fleet_stop_record,
             'fleet_outcome': fleet_outcome,
             'fleet_failure_budget': fleet_failure_budget,
+            'fleet_hosts_to_read': fleet_hosts_to_read,
         }

@@ -184,13 +184,20 @@ def _redact_lines(text):
     return ''.join(lines)
 
 
-def redact_config_text(text, kind):
-    """``text`` (a whole config file) with its credentials replaced by REDACTED; ``kind`` is 'json' or 'toml'.
+def redact_config_text(text, kind=None):
+    """``text`` (a whole config file) with its credentials replaced by REDACTED; ``kind`` is 'json' or 'toml',
+    or None to guess (JSON when it parses as JSON, else TOML).
 
     A text that does not parse as ``kind`` gets the line-based redaction. None and '' pass through.
     """
     if not text:
         return text
+    if kind is None:
+        try:
+            json.loads(text)
+            kind = 'json'
+        except ValueError:
+            kind = 'toml'
     parse = {'json': _redact_json, 'toml': _redact_toml}[kind]
     try:
         return parse(text)

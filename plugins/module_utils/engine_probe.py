@@ -12,6 +12,7 @@ import re
 
 # The engines the Ascend Docker Runtime registers with, and the kubelet restarted after them.
 UNITS = ('containerd', 'docker', 'kubelet')
+ENGINES = ('containerd', 'docker')
 SHOW_PROPERTIES = ('Id', 'LoadState', 'ActiveState')
 _RELEASE = re.compile(r'^v?(\d+)\.(\d+)')
 
@@ -35,6 +36,13 @@ def parse_systemctl_show(text, units=UNITS):
         properties = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
         states[unit] = {'load_state': properties.get('LoadState', ''), 'active_state': properties.get('ActiveState', '')}
     return states
+
+
+def present_engines(states):
+    """The container engines of the node, from ``parse_systemctl_show``: those whose unit systemd has
+    loaded (a unit only referenced, or absent, shows as ``not-found``)."""
+    return [engine for engine in ENGINES
+            if (states.get(engine) or {}).get('load_state', '') not in ('', 'not-found')]
 
 
 def parse_containerd_version(text):

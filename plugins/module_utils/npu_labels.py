@@ -23,6 +23,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import pci
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
 
 # The label domain of every role, filter and report of the collection when the inventory sets no
 # npu_ascend_label_domain: the one default (docs/kubernetes.md, "One label domain, one Node name").
@@ -118,19 +119,6 @@ def _check_label_key(key):
         raise ValueError('label key %r: the name part must be 1-63 characters, alphanumeric at '
                          'both ends, with "-", "_" and "." inside' % (key,))
     return key
-
-
-def parse_board_id(text):
-    """``'0x33'`` -> 51; None for ``NA``, empty or anything that is not a number."""
-    if text is None:
-        return None
-    if isinstance(text, int):
-        return text
-    text = str(text).strip().lower()
-    try:
-        return int(text, 16) if text.startswith('0x') else int(text)
-    except ValueError:
-        return None
 
 
 def accelerator_type(chip_family, npu_count, board_id=None, product=None):

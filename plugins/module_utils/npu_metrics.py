@@ -32,7 +32,7 @@ CHIP_LABELS = ('id', 'npu', 'chip', 'model', 'bus')
 # are left out rather than exported as 0.
 CHIP_METRICS = (
     ('npu_chip_info_health_status', 'Health of the chip as npu-smi reports it: 1 OK, 0 anything else.',
-     lambda chip: 1 if (chip.get('health') or '').strip().upper() == 'OK' else 0),
+     lambda chip: 1 if chip.get('healthy') else 0),
     ('npu_chip_info_temperature', 'Temperature of the chip in degrees Celsius.', 'temp_c'),
     ('npu_chip_info_power', 'Power draw in watts as npu-smi prints it for the chip.',
      'power_w'),

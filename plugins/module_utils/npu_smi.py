@@ -194,6 +194,16 @@ def _is_process_header(block):
     return 'pid' in keys and 'npu' in keys
 
 
+# npu-smi's Health column: OK, Warning, Alarm, Critical or UNKNOWN; only OK is healthy (a Warning
+# is an alarm the operator has to look at). Every judgement of a chip's health goes through here.
+HEALTHY = 'OK'
+
+
+def chip_is_healthy(chip):
+    """Whether npu-smi's Health column says the chip is healthy (spaces and case aside)."""
+    return str(chip.get('health') or '').strip().upper() == HEALTHY
+
+
 def _chip_from(values):
     hugepages_used, hugepages_total = _used_total(values.get('hugepages'), 'Hugepages-Usage')
     memory_used, memory_total = _used_total(values.get('memory'), 'Memory-Usage')
@@ -205,6 +215,7 @@ def _chip_from(values):
         'phy_id': _integer(values.get('phy_id'), 'Phy-ID/Device'),
         'name': values.get('name'),
         'health': values.get('health'),
+        'healthy': chip_is_healthy(values),
         'power_w': _float(values.get('power'), 'Power(W)'),
         'temp_c': _number(values.get('temp'), 'Temp(C)'),
         'bus_id': None if _is_missing(bus_id) else bus_id,
@@ -278,6 +289,20 @@ def parse_info(text):
     if chip_layout is None:
         raise ValueError('no npu-smi info table found in the text')
     return result
+
+
+# `npu-smi info -t board` prints the Board ID as hex (0x33) or NA; the labels and the probe read it.
+def parse_board_id(text):
+    """``'0x33'`` -> 51; None for ``NA``, empty or anything that is not a number."""
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    text = str(text).strip().lower()
+    try:
+        return int(text, 16) if text.startswith('0x') else int(text)
+    except ValueError:
+        return None
 
 
 def parse_key_value_records(text):

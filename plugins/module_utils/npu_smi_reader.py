@@ -17,7 +17,6 @@ import time
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import parse_board_id
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
 
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
@@ -137,7 +136,7 @@ class NpuSmiReader(object):
                 if values.get('firmware_version'):
                     self._refuse_non_version('firmware version', values['firmware_version'])
                 result['boards'].append(values)
-                if board == 'first' and parse_board_id(values.get('board_id')) is not None:
+                if board == 'first' and npu_smi.parse_board_id(values.get('board_id')) is not None:
                     break
         if list_npus:
             result['list'] = self._parse(npu_smi.parse_info_list, self.run('info', '-l'), 'info -l')

@@ -49,6 +49,14 @@ def operator_kernels_component(cann_version):
     return 'ops' if compare_versions(str(cann_version), CANN_LAYOUT_CHANGE) >= 0 else 'kernels'
 
 
+def toolkit_set_env(install_path, cann_version):
+    """Where a CANN release's toolkit puts its environment script: ``<ip>/cann/set_env.sh`` from
+    CANN_LAYOUT_CHANGE on, ``<ip>/ascend-toolkit/set_env.sh`` before it (install_state reads the same
+    two layouts on a node)."""
+    layout = 'cann' if compare_versions(str(cann_version), CANN_LAYOUT_CHANGE) >= 0 else 'ascend-toolkit'
+    return '%s/%s/set_env.sh' % (str(install_path).rstrip('/'), layout)
+
+
 def plan_action(component, installed_version, package_version, state='present', allow_downgrade=False,
                 all_installed_versions=None):
     """Decide what to do; returns ``{'action': one of ACTIONS, 'reason': text}``.

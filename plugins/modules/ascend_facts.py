@@ -78,6 +78,14 @@ options:
     description: Seconds each C(npu-smi) run may take before it is stopped (through C(timeout)).
     type: int
     default: 120
+  npu_smi_from:
+    description:
+      - An earlier probe of this run (C(ansible_facts.ascend)) whose npu-smi reading, RV(ansible_facts.ascend.npu_smi)
+        and RV(ansible_facts.ascend.npu_smi_error), this probe returns unchanged instead of running npu-smi. For the
+        probe after an installer that leaves the chips alone (CANN, the Ascend Docker Runtime), so that the reading
+        is not lost and later steps (the fleet report) need not run npu-smi again.
+      - Ignored when O(npu_smi) is not V(none) or the earlier probe has no reading.
+    type: dict
   packages:
     description:
       - Packages to ask O(package_manager) about (C(apt-cache policy), C(dnf list --showduplicates)) for their installed
@@ -247,6 +255,11 @@ ansible_facts:
             containerd: {load_state: loaded, active_state: active}
             docker: {load_state: not-found, active_state: inactive}
             kubelet: {load_state: loaded, active_state: active}
+        engines_present:
+          description: The container engines (V(containerd), V(docker)) whose unit systemd has loaded.
+          type: list
+          elements: str
+          sample: [containerd]
         containerd:
           description: The release C(containerd --version) names (C(version), C(major), C(minor), C(output)), or null
             when the binary is missing or names no release.
@@ -257,13 +270,13 @@ ansible_facts:
             - With O(npu_smi=info) or O(npu_smi=board), what C(npu-smi) reported (C(binary), C(tool_version),
               C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board) or O(npu_smi=first_board)), or null when npu-smi is
               not installed or could not be read.
-            - Absent with O(npu_smi=none).
+            - Absent with O(npu_smi=none), unless O(npu_smi_from) has a reading.
           type: dict
-          returned: when O(npu_smi) is not V(none)
+          returned: when O(npu_smi) is not V(none), or O(npu_smi_from) has a reading
         npu_smi_error:
           description: With O(npu_smi) other than V(none), why npu-smi could not be read (with the fix), or null.
           type: str
-          returned: when O(npu_smi) is not V(none)
+          returned: when O(npu_smi) is not V(none), or O(npu_smi_from) has a reading
         package_query:
           description:
             - With O(packages) and O(package_manager), the query's C(manager), C(argv), C(rc) and C(stdout).
@@ -619,11 +632,15 @@ def gather(module, install_path):
     facts['paths_present'] = [path for path in module.params['paths'] if os.path.lexists(path)]
     facts['files'] = file_states(module.params['files'])
     facts['services'] = read_services(module)
+    facts['engines_present'] = engine_probe.present_engines(facts['services'])
     facts['containerd'] = read_containerd(module)
     facts['python_libraries'] = python_libraries()
     facts['kernel_modules'] = read_kernel_modules(module, arch)
+    earlier = module.params['npu_smi_from'] or {}
     if module.params['npu_smi'] != 'none':
         facts['npu_smi'], facts['npu_smi_error'] = read_npu_smi(module, facts['npu_smi_path'], module.params['npu_smi'])
+    elif 'npu_smi' in earlier:
+        facts['npu_smi'], facts['npu_smi_error'] = earlier['npu_smi'], earlier.get('npu_smi_error')
     if module.params['packages'] and module.params['package_manager']:
         facts['package_query'] = query_packages(module, module.params['package_manager'], module.params['packages'])
     return facts
@@ -638,6 +655,7 @@ def main():
             free_space_path=dict(type='path', default='/'),
             npu_smi=dict(type='str', choices=['none', 'info', 'board', 'first_board'], default='none'),
             npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            npu_smi_from=dict(type='dict'),
             packages=dict(type='list', elements='str', default=[]),
             package_manager=dict(type='str', choices=list(PACKAGE_QUERIES)),
         ),

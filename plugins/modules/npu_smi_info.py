@@ -60,7 +60,7 @@ EXAMPLES = r'''
 
 - name: Every chip must be healthy
   ansible.builtin.assert:
-    that: npu.npu_smi.chips | rejectattr('health', 'equalto', 'OK') | list | length == 0
+    that: npu.npu_smi.chips | rejectattr('healthy') | list | length == 0
 
 - name: Read the running firmware of every board as well
   npu.ascend.npu_smi_info:
@@ -87,7 +87,9 @@ npu_smi:
       type: str
       sample: 25.0.rc1.1
     chips:
-      description: One entry per chip.
+      description:
+        - One entry per chip. C(health) is npu-smi's Health column (V(OK), V(Warning), V(Alarm), V(Critical) or
+          V(UNKNOWN)); C(healthy) is true when it says V(OK), the one judgement of health every role uses.
       type: list
       elements: dict
       sample:
@@ -96,6 +98,7 @@ npu_smi:
           phy_id: null
           name: 910B4
           health: OK
+          healthy: true
           power_w: 87.2
           temp_c: 33
           bus_id: "0000:C1:00.0"

@@ -44,6 +44,7 @@ import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 
@@ -285,7 +286,7 @@ def _describe_chip(chip):
 
 def _all_unhealthy_cause(name, evidence):
     chips = _chips(evidence)
-    if chips and not any(chip.get('health') == 'OK' for chip in chips):
+    if chips and not any(chip_is_healthy(chip) for chip in chips):
         return finding(name, 'health', 'no chip is healthy, so none is advertised',
                        'npu-smi info: ' + '; '.join(_describe_chip(chip) for chip in chips),
                        _health_fix(chips))
@@ -517,7 +518,7 @@ def _all_chips_split(node, evidence, context):
     as npu-smi lists healthy ones. The labels count the split chips without naming them, so a node
     whose split chip is the unhealthy one is taken as expecting none either."""
     split = _split_chips(node, context)
-    healthy = [chip for chip in _chips(evidence) if chip.get('health') == 'OK']
+    healthy = [chip for chip in _chips(evidence) if chip_is_healthy(chip)]
     return split > 0 and split >= len(healthy)
 
 
@@ -554,7 +555,7 @@ def _health_findings(name, evidence, context, reported):
     if 'health' in reported:
         return []
     chips = _chips(evidence)
-    sick = [chip for chip in chips if chip.get('health') != 'OK']
+    sick = [chip for chip in chips if not chip_is_healthy(chip)]
     if not sick:
         return []
     extra = ''
@@ -742,6 +743,7 @@ def _node_findings(evidence, context):
     findings.extend(_health_findings(name, evidence, context, reported))
     findings.extend(_runtime_findings(name, evidence, context))
     findings.extend(_version_findings(name, evidence, reported))
+    findings.extend(_fabric_findings(name, evidence))
     return findings
 
 
@@ -897,6 +899,7 @@ def diagnose(nodes, cluster=None, options=None):
         findings.extend(_node_findings(evidence, context))
     if context.available:
         findings.extend(_pending_findings(context))
+    findings.extend(_fabric_conflict_findings(nodes))
     return findings
 
 
@@ -905,3 +908,77 @@ def format_finding(item):
     return ['%s [%s] %s' % (item.get('node') or '(cluster)', item['component'], item['problem']),
             '    evidence: %s' % item['evidence'],
             '    fix: %s' % item['fix']]
+
+
+# --- the NPUs' RoCE network (docs/hccn.md) ------------------------------------------------------------
+
+COMPONENTS = COMPONENTS + ('fabric',)
+
+
+def _fabric_findings(name, evidence):
+    """A training node's NPU RoCE ports as hccn_info read them (evidence ``hccn``): a link down, a net
+    health other than Success, a gateway or detect address outside the NPU's subnet, NPUs of one node in
+    different subnets, some NPUs without an address."""
+    from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+    fabric = evidence.get('hccn')
+    if not fabric:
+        return []
+    if not fabric.get('ok'):
+        return [finding(name, 'fabric', 'the NPUs\' RoCE ports cannot be read', fabric.get('error') or 'hccn_info failed',
+                        'check that the driver is loaded (npu-smi info) and hccn_tool answers (hccn_tool -i 0 -link -g)')]
+    npus = fabric.get('npus') or []
+    configured = [state for state in npus if state.get('address') and state.get('netmask')]
+    if not configured:
+        return []
+    findings = []
+    for state in npus:
+        npu = state.get('npu')
+        if not state.get('address'):
+            findings.append(finding(name, 'fabric', 'NPU %s has no RoCE address while other NPUs have one' % npu,
+                                    'hccn_tool -i %s -ip -g: ipaddr:0.0.0.0' % npu,
+                                    'give it its address (npu.ascend.hccn role, hccn_base_address or hccn_addresses)'))
+            continue
+        if state.get('link') not in (None, 'UP'):
+            findings.append(finding(name, 'fabric', 'NPU %s link %s' % (npu, state.get('link')),
+                                    'hccn_tool -i %s -link -g: link status: %s' % (npu, state.get('link')),
+                                    'check the NPU cable and its switch port (hccn_tool -i %s -lldp -g names the port)' % npu))
+        elif state.get('net_health') not in (None, hccn_tool.NET_HEALTH_OK):
+            findings.append(finding(name, 'fabric', 'NPU %s net health %s' % (npu, state.get('net_health')),
+                                    'hccn_tool -i %s -net_health -g: net health status: %s; detect address %s'
+                                    % (npu, state.get('net_health'), state.get('netdetect') or 'none'),
+                                    'make the detect address answer the NPU, or set another one (hccn_detect_address)'))
+        subnet = hccn_tool.subnet_of(state['address'], state['netmask'])
+        for key in ('gateway', 'netdetect'):
+            value = state.get(key)
+            if value and not hccn_tool.same_subnet(value, state['address'], state['netmask']):
+                findings.append(finding(name, 'fabric', 'NPU %s %s %s is outside its subnet %s' % (npu, key, value, subnet),
+                                        'hccn_tool -i %s -ip -g: %s/%s' % (npu, state['address'], state['netmask']),
+                                        'set the %s to an address in %s' % (key, subnet)))
+    subnets = sorted(set(hccn_tool.subnet_of(state['address'], state['netmask']) for state in configured))
+    model = evidence.get('hccn_subnet_rule')
+    if model == 'one_subnet' and len(subnets) > 1:
+        findings.append(finding(name, 'fabric', 'the NPUs are in %d subnets; this model puts every NPU of a node in one'
+                                % len(subnets), ', '.join(subnets),
+                                'give the NPUs addresses in one subnet (hccn_base_address, hccn_netmask)'))
+    return findings
+
+
+def _fabric_conflict_findings(nodes):
+    """An NPU address two NPUs of the fleet hold: neither answers reliably."""
+    holders = {}
+    for evidence in nodes:
+        fabric = evidence.get('hccn') if isinstance(evidence, dict) else None
+        for state in (fabric or {}).get('npus') or []:
+            if state.get('address'):
+                holders.setdefault(state['address'], []).append((evidence.get('node'), state.get('npu')))
+    findings = []
+    for address, owners in sorted(holders.items()):
+        if len(owners) < 2:
+            continue
+        for node, npu in owners:
+            others = ', '.join('%s NPU %s' % owner for owner in owners if owner != (node, npu))
+            findings.append(finding(node, 'fabric', 'NPU %s address %s is also held by %s' % (npu, address, others),
+                                    'hccn_tool -i %s -ip -g: ipaddr:%s' % (npu, address),
+                                    'give every NPU of the fleet its own address (hccn_base_address or hccn_addresses), '
+                                    'then run the hccn role'))
+    return findings

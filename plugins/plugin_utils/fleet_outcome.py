@@ -30,6 +30,8 @@ STAGE_STATE = {
     'cann': 'firmware and driver as wanted; CANN possibly part way; the container runtime not changed in this run',
     'container_runtime': ('firmware, driver and CANN as wanted; the container engines\' configs as the role left '
                           'them or rolled back, as its message says'),
+    'hccn': ('host stack as installed; the NPU RoCE addresses as the message says: unchanged when the plan was refused, '
+             'else set (and saved in /etc/hccn.conf) before the gate failed'),
     'k8s_node': 'host stack as installed; its Node possibly without the NPU labels or the until-validated taint',
     'device_plugin': ('host stack as installed; the device plugin or npu-exporter possibly not running for it; '
                       'its Node keeps the until-validated taint'),
@@ -41,6 +43,8 @@ STAGE_STATE = {
              'cordoned if it was drained for them'),
     'report': 'unchanged (the report only reads)',
     'doctor': 'unchanged (the doctor only reads)',
+    'bundle': 'not reached (the package check runs on the controller)',
+    'collect': 'unchanged (collecting only reads; its temporary bundle is removed)',
 }
 UNKNOWN_STATE = 'unknown: it stopped answering; its last known state is in the fleet report'
 # A reboot that did not come back: the installers had finished, so the stage's own state says too little.
@@ -73,11 +77,13 @@ def _first_lines(message, limit=MESSAGE_SHOWN):
     return text if len(text) <= limit else text[:limit - 3].rstrip() + '...'
 
 
-def stop_record(stage, task, result, unreachable=None):
+def stop_record(stage, task, result, unreachable=None, play=None):
     """The record a stage's rescue keeps for its host (``outcome_stopped``).
 
     ``result`` is the failed task's result (``ansible_failed_result``) or a message. A result whose
     ``unreachable`` is true (a task run with ``ignore_unreachable``) marks the node unreachable.
+    ``play`` names the play it stopped in, so that a later gate of the same run (npu.ascend.provision)
+    judges only the nodes that reached it.
     """
     if isinstance(result, dict):
         message = result.get('msg') or result.get('stderr') or result.get('stdout') or ''
@@ -92,6 +98,7 @@ def stop_record(stage, task, result, unreachable=None):
     message = _text(message).strip() or 'no message (see the task output above)'
     return {
         'stage': stage,
+        'play': _text(play),
         'task': _text(task),
         'message': message,
         'unreachable': bool(unreachable),
@@ -164,6 +171,15 @@ def host_rows(records, hosts_all, hosts_active, group_hosts=None):
     return sorted(rows, key=lambda row: order[row['status']])
 
 
+def hosts_to_read(hosts, hosts_active, stops_by_host):
+    """The hosts of ``hosts`` that stopped earlier in the run (not in ``hosts_active``) and are worth
+    reading on their behalf: all but those whose stop record says they were unreachable, since trying a
+    dead node again costs a connection timeout each."""
+    active = set(hosts_active)
+    return [host for host in hosts if host not in active
+            and not (stops_by_host.get(host) or {}).get('unreachable')]
+
+
 def max_fail_percentage(value, name='npu_ascend_max_fail_percentage'):
     """The budget as a number from 0 to 100, or OutcomeError naming the variable."""
     try:
@@ -175,14 +191,21 @@ def max_fail_percentage(value, name='npu_ascend_max_fail_percentage'):
     return number
 
 
-def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight'):
-    """Whether the nodes that failed so far stay within the budget.
+def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_percentage', stage='preflight',
+                   stops=None, play=None):
+    """Whether the nodes that failed this gate stay within the budget.
 
-    Returns ``total``, ``failed`` (the hosts), ``percentage``, ``budget``, ``exceeded`` and
-    ``message``: the reason the run stops everywhere when exceeded, else a one-line account.
+    A node whose stop record (``stops``: host -> outcome_stopped) names another play than ``play``
+    stopped before the gate's play and was judged by an earlier gate: it is not counted here.
+    Returns ``total``, ``failed`` (the hosts), ``earlier`` (those left out), ``percentage``,
+    ``budget``, ``exceeded`` and ``message``: the reason the run stops everywhere when exceeded,
+    else a one-line account.
     """
     budget = max_fail_percentage(budget, name)
-    hosts_all = [_text(host) for host in hosts_all or []]
+    stops = stops or {}
+    earlier = [_text(host) for host in hosts_all or []
+               if play and (stops.get(host) or {}).get('play') not in (None, '', play)]
+    hosts_all = [_text(host) for host in hosts_all or [] if _text(host) not in earlier]
     active = set(_text(host) for host in hosts_active or [])
     failed = [host for host in hosts_all if host not in active]
     total = len(hosts_all)
@@ -200,7 +223,9 @@ def failure_budget(hosts_all, hosts_active, budget, name='npu_ascend_max_fail_pe
             len(failed), nodes_text(total), stage, percentage, name, budget, hosts_text(failed)))
     else:
         message = 'All %s passed %s' % (nodes_text(total), stage)
-    return {'total': total, 'failed': failed, 'percentage': round(percentage, 1), 'budget': budget,
+    if earlier:
+        message += ' (%s that stopped earlier in the run not counted)' % nodes_text(len(earlier))
+    return {'total': total, 'failed': failed, 'earlier': earlier, 'percentage': round(percentage, 1), 'budget': budget,
             'exceeded': exceeded, 'message': message}
 
 

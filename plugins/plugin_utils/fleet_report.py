@@ -31,6 +31,7 @@ from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1
@@ -111,7 +112,7 @@ def _chip_name(chip):
 
 def _health(chips, npu_smi_error):
     unhealthy = ['%s: %s' % (_chip_name(chip), chip.get('health') or 'unknown')
-                 for chip in chips if _text(chip.get('health')).upper() != 'OK']
+                 for chip in chips if not chip_is_healthy(chip)]
     return {
         'chips': len(chips),
         'healthy': len(chips) - len(unhealthy),
@@ -373,6 +374,8 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
         checks.append(_check_preflight(entry['preflight']))
     if 'doctor_findings' in published and published.get('doctor_findings') is not None:
         checks.append(_check_doctor(entry['doctor_findings']))
+    if isinstance(published.get('hccn_fabric'), dict):
+        checks.append(_check_fabric(published['hccn_fabric']))
     entry['checks'] = checks
     entry['status'] = _node_status(checks)
     entry['changes'] = []
@@ -688,6 +691,8 @@ def _node_view(entry):
         'validated_status': _check_status(entry, CHECK_VALIDATED) or '',
         'schedulable': STATUS_WORDS.get(_check_status(entry, CHECK_SCHEDULABLE), ''),
         'schedulable_status': _check_status(entry, CHECK_SCHEDULABLE) or '',
+        'fabric': STATUS_WORDS.get(_check_status(entry, CHECK_FABRIC), ''),
+        'fabric_status': _check_status(entry, CHECK_FABRIC) or '',
         'checks': [dict(check, status_word=STATUS_WORDS[check['status']]) for check in checks],
         'problems': [dict(check, status_word=STATUS_WORDS[check['status']]) for check in checks
                      if check['status'] in (FAILED, ERROR)],
@@ -822,7 +827,7 @@ def run_inputs(hosts, host_vars, play_hosts, wanted_of, kubernetes=False, k8s_no
         own = variables[host]
         node_name = k8s_node_name(own, host)
         published = {'extra': own.get('fleet_report_extra', {})}
-        for key in ('preflight_report', 'k8s_node_result', 'outcome_stopped'):
+        for key in ('preflight_report', 'k8s_node_result', 'outcome_stopped', 'hccn_fabric'):
             if key in own:
                 published[key] = own[key]
         if with_findings:
@@ -925,3 +930,17 @@ def merge_parts(parts, previous=None, run=None, generated_at=None):
     report = build_report(list(entries.values()), previous=previous, run=merged_run, generated_at=generated_at)
     report['notes'].extend(notes)
     return report
+
+
+# --- the NPUs' RoCE network (docs/hccn.md): the hccn role's gate, published as hccn_fabric ------
+
+CHECK_FABRIC = 'fabric'
+
+
+def _check_fabric(fabric):
+    """The fabric gate of a training node: passed, or its problems (each with NPU, symptom, cause and fix)."""
+    if fabric.get('passed') in (True, 'True', 'true'):
+        return _check(CHECK_FABRIC, PASSED, '%d NPU(s) up and healthy, %d ping(s) to peer NPUs answered'
+                      % (len(fabric.get('npus') or []), len(fabric.get('pings') or [])))
+    return _check(CHECK_FABRIC, FAILED, '; '.join(_text(problem) for problem in fabric.get('problems') or [])
+                  or 'the fabric gate did not pass')

@@ -109,6 +109,15 @@ def _engines(probe_engines):
     return engines
 
 
+def _role_part(role, changing, refused, reboot_pending):
+    """What one role is asked: the components it installs in order, those it must refuse, and whether it has
+    anything to do at all (the HDK also when a reboot it asked for is still pending)."""
+    install = [item['component'] for item in changing if item['role'] == role]
+    role_refused = [item for item in refused if item['role'] == role]
+    return {'install': install, 'refused': role_refused,
+            'due': bool(install or role_refused or (role == 'hdk' and reboot_pending))}
+
+
 def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
     """The plan of one node (see the module's docstring).
 
@@ -164,7 +173,7 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
     plan = {
         'components': items,
         'order': [item['component'] for item in changing],
-        'roles': dict((role, [item['component'] for item in changing if item['role'] == role]) for role in ROLES),
+        'roles': dict((role, _role_part(role, changing, refused, pending)) for role in ROLES),
         'refused': refused,
         'outdated': version_mismatches(installed, managed),
         'reboot': {'needed': bool(reboot_reason), 'reason': reboot_reason, 'policy': reboot_policy,
@@ -178,6 +187,15 @@ def plan_node(wanted, probe, allow_downgrade=False, reboot_policy='auto'):
     if kernel_line:
         lines.append(kernel_line)
     return plan
+
+
+def probe_is_current(probe, install_path, npu_smi=False):
+    """Whether this run's probe (``ansible_facts.ascend``) still describes the node for a role: it read
+    the role's install path and, when the role needs the chips, npu-smi. A role that changes the node
+    probes again itself, so an earlier probe is current until then."""
+    if not isinstance(probe, Mapping) or probe.get('install_path') != install_path:
+        return False
+    return not npu_smi or 'npu_smi' in probe
 
 
 def packages_to_stage(plan, role=None, chip=None):

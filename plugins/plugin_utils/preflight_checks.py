@@ -30,8 +30,9 @@ def _check(name, ok, detail, fix):
     return {'name': name, 'ok': bool(ok), 'detail': detail, 'fix': fix}
 
 
-def hardware_checks(probe, expected_count=0):
-    """NPUs on PCI (with a chip family) and, when ``expected_count`` is set, their count."""
+def hardware_checks(probe, expected_count=0, declared_chip=None):
+    """NPUs on PCI (with a chip family), when ``expected_count`` is set their count, and when the
+    inventory declares the chip family (npu_ascend_chip) that PCI shows the same."""
     count = int(probe.get('npu_count') or 0)
     chip, product = probe.get('chip_family'), probe.get('product')
     where = ((', chip %s' % chip) if chip else '') + ((', %s' % product) if product else '')
@@ -44,6 +45,11 @@ def hardware_checks(probe, expected_count=0):
         checks.append(_check('NPU count', count == expected, 'found %d, expected %d' % (count, expected),
                              'the physical link is not set up for every NPU: reseat the cards or risers and check the '
                              'BIOS, or correct preflight_expected_npu_count'))
+    if declared_chip and chip and str(declared_chip).lower() != str(chip).lower():
+        checks.append(_check('declared chip', False, 'the inventory declares npu_ascend_chip %s, PCI shows chip %s'
+                             % (declared_chip, chip),
+                             'correct npu_ascend_chip for this host or its group (it names the packages the node '
+                             'needs before the node is reached)'))
     return checks
 
 
@@ -181,7 +187,9 @@ def package_checks(wanted_packages, source_set, chip, resolved):
                        'set packages_source_dir (a directory on the controller) or packages_mirror_url (an HTTP(S) '
                        'mirror) holding the .run files and SHA256SUMS')]
     if not chip:
-        return [_check('packages', False, 'cannot pick packages without a known NPU chip', 'fix the PCI check first')]
+        return [_check('packages', False, 'cannot pick packages without a known NPU chip',
+                       'fix the PCI check first, or declare the chip family in npu_ascend_chip (for example 910b) so '
+                       'that the package source is checked meanwhile')]
     checks = []
     for package in resolved or []:
         problem = package.get('problem')
@@ -263,14 +271,16 @@ def node_checks(inputs):
     allow_unknown = bool(compat_options.get('allow_unknown'))
     report = compat_report(compat_stack(plan, probe), compat_options.get('extra_rows'),
                            bool(compat_options.get('replace_rows')), allow_unknown)
-    return (hardware_checks(probe, inputs.get('expected_npu_count'))
+    declared_chip = inputs.get('declared_chip')
+    return (hardware_checks(probe, inputs.get('expected_npu_count'), declared_chip)
             + system_checks(facts, inputs['supported_os'], inputs['supported_arches'])
             + build_checks(facts.get('pkg_mgr'), facts.get('kernel'), build['headers'], build['toolchain'],
                            build.get('query'), build['tree'] in (probe.get('paths_present') or []))
             + [kernel_judgement.preflight_check(probe, plan, inputs.get('kernel_modules_check', True))]
             + [disk_check(probe.get('free_kb'), inputs['min_free_gb']),
                leftover_check(probe, inputs['leftover_paths'])]
-            + package_checks(packages['wanted'], packages['source'], probe.get('chip_family'), packages.get('resolved'))
+            + package_checks(packages['wanted'], packages['source'], probe.get('chip_family') or declared_chip,
+                             packages.get('resolved'))
             + [damaged_check(plan), downgrade_check(plan), compat_check(report, allow_unknown)])
 
 

@@ -44,7 +44,8 @@ def judge_output(text, npu_count):
         problems.append('the container has no /dev/davinci_manager')
     chips = []
     try:
-        chips = [{'npu_id': chip['npu_id'], 'chip_id': chip['chip_id'], 'health': chip['health']}
+        chips = [{'npu_id': chip['npu_id'], 'chip_id': chip['chip_id'], 'health': chip['health'],
+                  'healthy': chip['healthy']}
                  for chip in npu_smi.parse_info('\n'.join(lines))['chips']]
     except npu_smi.NpuSmiError as error:
         problems.append('npu-smi info failed in the container: %s' % error)
@@ -54,7 +55,7 @@ def judge_output(text, npu_count):
         if not chips:
             problems.append('npu-smi info listed no chip in the container')
         sick = ['NPU %s chip %s: %s' % (chip['npu_id'], chip['chip_id'], chip['health'])
-                for chip in chips if chip['health'] != 'OK']
+                for chip in chips if not chip['healthy']]
         if sick:
             problems.append('npu-smi info in the container lists unhealthy chips (%s)' % '; '.join(sick))
     return {'passed': not problems, 'problems': problems, 'devices': devices, 'chips': chips}

@@ -398,10 +398,10 @@ def write_header(component, path):
 
 def stage_payload(stage_dir, component, package):
     os.makedirs(os.path.join(stage_dir, "files"))
-    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "docker_runtime.py": "docker-runtime",
+    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "hccn_tool.py": "driver", "docker_runtime.py": "docker-runtime",
                 "msprof.py": "toolkit"}
     for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py",
-                 "msprof.py"):
+                 "msprof.py", "hccn_tool.py"):
         if only_for.get(name, component) != component:
             continue
         shutil.copyfile(os.path.join(PAYLOAD_DIR, name), os.path.join(stage_dir, name))

@@ -694,21 +694,26 @@ def main(argv=None):
     unknown = selected - {row["id"] for row in all_rows}
     if unknown:
         parser.error("unknown row(s): %s (see --list)" % ", ".join(sorted(unknown)))
+    if selected:
+        # Only the lanes of the selected rows, and only their nodes brought up and removed: a run of a
+        # few rows leaves the other lanes' nodes (another run's, perhaps) alone.
+        lanes = [lane for lane in lanes if any(step.get("row", {}).get("id") in selected for step in lane.steps)]
     STATE.mkdir(parents=True, exist_ok=True)
     if LOGS.exists():
         shutil.rmtree(str(LOGS))
     main_log = Log("matrix")
+    nodes = [lane.node for lane in lanes]
+    nodes += [step["row"]["host"] for lane in lanes for step in lane.steps
+              if step.get("row", {}).get("host") and step["row"]["host"] not in nodes]
+    only_nodes = ("--limit", ",".join(nodes)) if selected else ()
     started = time.monotonic()
     results = []
     try:
         main_log.say("fresh nodes, fake packages and damaged copies")
         if not args.reuse:
-            fleet(main_log, "down")
+            fleet(main_log, "down", *only_nodes)
             fleet(main_log, "image", timeout=3600)
             build_packages(main_log)
-        nodes = [lane.node for lane in lanes]
-        nodes += [step["row"]["host"] for lane in lanes for step in lane.steps
-                  if step.get("row", {}).get("host") and step["row"]["host"] not in nodes]
         bring_up(main_log, nodes)
         if args.reuse and (CONTROLPLANE_DIR / "state.json").exists():
             from controlplane import ControlPlane
@@ -731,7 +736,7 @@ def main(argv=None):
             for lane in lanes:
                 if lane.plane is not None:
                     lane.plane.down()
-            fleet(main_log, "down", check=False)
+            fleet(main_log, "down", *only_nodes, check=False)
         elapsed = round(time.monotonic() - started)
         RESULTS.write_text(json.dumps({"seconds": elapsed, "rows": results}, indent=2) + "\n")
         main_log.close()

@@ -716,6 +716,79 @@ def _rows(rows):
     return [{"row": row} for row in rows]
 
 
+# The NPU RoCE fabric (docs/hccn.md): the row's bad node hcn-flt-t2 beside the lane's healthy
+# training node hcn-flt-t1, both cabled to one simulated fabric.
+FABRIC_PEER = "hcn-flt-t1"
+FABRIC_NODE = "hcn-flt-t2"
+FABRIC_RUN = ("hccn", {})
+# Before each row the bad node is configured on its own (its first run installs the driver).
+FABRIC_READY = ("playbook", "hccn", {})
+FABRIC_ROWS = [
+    {
+        "id": "N1", "fault": "an NPU's cable pulled (link down)",
+        "host": FABRIC_NODE,
+        "before": [FABRIC_READY],
+        "inject": [("fault", {"hccn_link_down": [3]})],
+        "run": FABRIC_RUN,
+        "expect": {"host": FABRIC_NODE, "component": r"NPU 3: link DOWN",
+                   "cause": r"cable unplugged or faulty", "fix": r"fix:\scheck the cable and the switch port"},
+        "survive": ["/etc/hccn.conf"],
+        "remove": [("clear",)],
+        "rerun": FABRIC_RUN, "rerun_changed": 0,
+    },
+    {
+        "id": "N2", "fault": "two NPUs' cables swapped",
+        "host": FABRIC_NODE,
+        "before": [FABRIC_READY],
+        "inject": [("fault", {"hccn_swapped_cables": [[0, 1]]})],
+        "run": FABRIC_RUN,
+        "expect": {"host": FABRIC_NODE,
+                   "component": r"NPU 0: cabled to switch port 400GE1/1/5:2, the cabling plan \(hccn_switch_ports\) says "
+                                r"400GE1/1/5:1",
+                   "cause": r"swapped or misplaced cable", "fix": r"fix:\smove the cable of NPU 0 to switch port 400GE1/1/5:1"},
+        "survive": ["/etc/hccn.conf"],
+        "remove": [("clear",)],
+        "rerun": FABRIC_RUN, "rerun_changed": 0,
+    },
+    {
+        "id": "N3", "fault": "an NPU's net health Fault",
+        "host": FABRIC_NODE,
+        "before": [FABRIC_READY],
+        "inject": [("fault", {"hccn_net_health": {"5": "Fault"}})],
+        "run": FABRIC_RUN,
+        "expect": {"host": FABRIC_NODE, "component": r"NPU 5: net health Fault",
+                   "cause": r"detect address 10\.30\.0\.1 does not answer", "fix": r"fix:\smake the detect address answer"},
+        "survive": ["/etc/hccn.conf"],
+        "remove": [("clear",)],
+        "rerun": FABRIC_RUN, "rerun_changed": 0,
+    },
+    {
+        "id": "N4", "fault": "the detect address answers nobody",
+        "host": FABRIC_NODE,
+        "before": [FABRIC_READY],
+        "inject": [("fault", {"hccn_detect_unanswered": True})],
+        "run": FABRIC_RUN,
+        "expect": {"host": FABRIC_NODE, "component": r"NPU 0: net health Receive timeout",
+                   "cause": r"detect address 10\.30\.0\.1 does not answer", "fix": r"hccn_detect_address"},
+        "survive": ["/etc/hccn.conf"],
+        "remove": [("clear",)],
+        "rerun": FABRIC_RUN, "rerun_changed": 0,
+    },
+    {
+        "id": "N5", "fault": "an address plan that gives a node its peer's addresses (address conflict between two nodes)",
+        "host": FABRIC_NODE,
+        "before": [FABRIC_READY],
+        # Both nodes are given one base address; the healthy peer holds those addresses already.
+        "run": ("hccn", {"hccn_base_address": "10.30.0.10"}),
+        "expect": {"host": FABRIC_NODE, "component": r"NPU address plan",
+                   "cause": r"NPU 0: address 10\.30\.0\.10 is also planned for hcn-flt-t1 NPU 0, which holds it now",
+                   "fix": r"fix:\sgive every NPU of the fleet its own address"},
+        "survive": ["/etc/hccn.conf"],
+        "rerun": FABRIC_RUN, "rerun_changed": 0,
+    },
+]
+
+
 def _ids(rows):
     return [row["id"] for row in rows]
 
@@ -744,6 +817,11 @@ LANES = [
          "actions": [("controlplane_up",), ("playbook", "k8s_node", {})],
          "for": _ids(K8S_ROWS)}]
      + _rows(K8S_ROWS)),
+    # The bad node hcn-flt-t2 beside the lane's healthy training node; the peer is configured first.
+    ("fabric", FABRIC_PEER,
+     [{"name": "the healthy training node's driver and NPU network", "actions": [FABRIC_READY],
+       "for": _ids(FABRIC_ROWS)}]
+     + _rows(FABRIC_ROWS)),
     # Each row names its own bad node ("host"); the lane's healthy peer runs beside it.
     ("fleet", FLEET_PEER,
      [{"name": "the probe image in every fleet node", "actions": [("probe_image", FLEET_NODES)],

@@ -11,28 +11,19 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+from parallel_runs import run_logged, say, side_by_side  # noqa: E402  (tests/ is not a package)
+
 LOG_DIR = REPO_ROOT / ".cache" / "molecule-logs"
 DURATIONS = LOG_DIR / "durations.json"
 EXPECTED_DURATIONS = Path(__file__).resolve().parent / "expected-durations.json"
 # Scenarios written but not yet seen passing end to end: the default run names them and leaves
 # them out, so that an unfinished scenario cannot hide the others' results; run one by naming it.
 PENDING = Path(__file__).resolve().parent / "pending.json"
-_PRINT_LOCK = threading.Lock()
-
-
-def say(text):
-    # Scenario threads report at the same time; one line each, never run together.
-    with _PRINT_LOCK:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
 
 def scenarios():
@@ -48,20 +39,15 @@ def scenarios():
 
 def run(scenario):
     log_path = LOG_DIR / ("%s.log" % scenario)
-    started = time.monotonic()
-    say("molecule: %s started" % scenario)
-    with open(log_path, "w") as log:
-        result = subprocess.run(["molecule", "test", "--scenario-name", scenario], cwd=REPO_ROOT,
-                                stdout=log, stderr=subprocess.STDOUT, check=False)
-    returncode = result.returncode
+    returncode, elapsed = run_logged("molecule: %s" % scenario, ["molecule", "test", "--scenario-name", scenario],
+                                     log_path, REPO_ROOT)
     skipped = missing_steps(log_path.read_text(errors="replace"))
     if returncode == 0 and skipped:
         returncode = 1
         with open(log_path, "a") as log:
             log.write("ERROR! run_scenarios: step(s) %s of the test sequence had no playbook and did not run; "
                       "name the playbook in molecule.yml (ansible: playbooks:)\n" % ", ".join(skipped))
-    elapsed = time.monotonic() - started
-    say("molecule: %s %s in %.0f s" % (scenario, "passed" if returncode == 0 else "FAILED", elapsed))
+        say("molecule: %s FAILED: step(s) %s had no playbook" % (scenario, ", ".join(skipped)))
     return scenario, returncode, elapsed, log_path
 
 
@@ -119,8 +105,7 @@ def main():
     if DURATIONS.exists():
         previous.update(json.loads(DURATIONS.read_text()))
     ordered = sorted(wanted, key=lambda name: -previous.get(name, float("inf")))
-    with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
-        results = list(pool.map(run, ordered))
+    results = side_by_side(run, ordered, args.jobs)
     previous.update({name: round(elapsed) for name, returncode, elapsed, _log in results if returncode == 0})
     DURATIONS.write_text(json.dumps(previous, indent=2, sort_keys=True) + "\n")
     failed = [(name, log, log.read_text(errors="replace")) for name, returncode, _elapsed, log in results

@@ -9,6 +9,8 @@ do on a node.
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -158,3 +160,31 @@ def bounded():
             pytest.fail('the code under test raised %s' % outcome['error'])
         return outcome['value']
     return run
+
+
+def playbook_binary():
+    """ansible-playbook beside this Python (the venv's), else on PATH; the test is skipped without one."""
+    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    if not os.path.exists(binary):
+        binary = shutil.which('ansible-playbook')
+    if not binary:
+        pytest.skip('ansible-playbook is not installed beside this Python')
+    return binary
+
+
+def run_playbook(arguments, timeout=300):
+    """ansible-playbook with ``arguments`` against this checkout's collection: (rc, its output with every run
+    of whitespace made one blank, since the default callback folds long messages over several lines)."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1', LC_ALL='C.UTF-8',
+               ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
+    completed = subprocess.run([playbook_binary()] + list(arguments), env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True, timeout=timeout, check=False)
+    return completed.returncode, ' '.join(completed.stdout.split())
+
+
+def write_tool(directory, name, script):
+    """A stand-in command ``name`` in ``directory``: a shell script with ``script`` as its body."""
+    path = directory / name
+    path.write_text('#!/bin/sh\n' + script)
+    path.chmod(0o755)
+    return path

@@ -41,6 +41,20 @@ NPU_SMI_PATH = "/usr/local/sbin/npu-smi"
 # guides name): the driver provides npu-smi there too, here as a link to the sbin one.
 NPU_SMI_LINK = "/usr/local/bin/npu-smi"
 DCMI_DIR = "/usr/local/dcmi"
+# hccn_tool (docs/hccn.md): <install path>/driver/tools/hccn_tool, on PATH through this link.
+HCCN_TOOL_LINK = "/usr/local/bin/hccn_tool"
+HCCN_CONF = "/etc/hccn.conf"
+# The sandbox's name for the driver's boot step that restores /etc/hccn.conf (the real driver's is not known).
+HCCN_RECOVERY_UNIT = "/etc/systemd/system/ascend-hccn-recovery.service"
+HCCN_RECOVERY_WANTS = "/etc/systemd/system/multi-user.target.wants/ascend-hccn-recovery.service"
+
+
+def hccn_recovery_unit(tool):
+    return ("[Unit]\nDescription=Restore the NPU RoCE settings of /etc/hccn.conf (hccn_tool -cfg recovery)\n"
+            "After=ascend-sandbox-boot.service\nConditionPathExists=/etc/hccn.conf\n\n"
+            "[Service]\nType=oneshot\nExecStart=-%s -cfg recovery\n\n"
+            "[Install]\nWantedBy=multi-user.target\n" % tool)
+
 
 # What a card runs when no firmware package was ever installed on this node and
 # hardware.json does not say (a plausible factory firmware of the 910B/310P generation).

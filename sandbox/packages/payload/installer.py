@@ -443,6 +443,22 @@ class DriverInstaller(HdkInstaller):
         recorder.write(os.path.join(ascend_sim.DCMI_DIR, "dcmi_interface_api.h"),
                        "/* simulated DCMI header of driver %s (ascend-sandbox) */\n" % self.version)
         copy_runtime(recorder, os.path.join(self.driver_dir, "script"), "driver-uninstall-script")
+        self.write_hccn_tool(recorder)
+
+    def write_hccn_tool(self, recorder):
+        """hccn_tool, its PATH link, the boot unit that runs ``-cfg recovery`` and an empty
+        /etc/hccn.conf (root:root 0640) when there is none; the file is configuration and stays
+        at an uninstall or upgrade (docs/hccn.md)."""
+        tool = os.path.join(self.driver_dir, "tools", "hccn_tool")
+        install_script(recorder, "hccn_tool.py", tool)
+        recorder.symlink(tool, ascend_sim.HCCN_TOOL_LINK)
+        recorder.write(ascend_sim.HCCN_RECOVERY_UNIT, ascend_sim.hccn_recovery_unit(tool))
+        recorder.symlink(ascend_sim.HCCN_RECOVERY_UNIT, ascend_sim.HCCN_RECOVERY_WANTS)
+        if not os.path.exists(ascend_sim.HCCN_CONF):
+            with open(ascend_sim.HCCN_CONF, "w"):
+                pass
+            os.chmod(ascend_sim.HCCN_CONF, 0o640)
+            os.chown(ascend_sim.HCCN_CONF, 0, 0)
 
     def remove_installed(self, quiet=False):
         self.remove_kernel_modules()

@@ -66,3 +66,15 @@ def test_output_that_names_no_release_is_none(line):
 def test_any_version_output_parses_or_is_none(text):
     parsed = engine_probe.parse_containerd_version(text)
     assert parsed is None or (parsed['major'] >= 0 and parsed['output'] == text.strip())
+
+
+@pytest.mark.parametrize('states, engines', [
+    ({}, []),
+    ({'containerd': {'load_state': 'loaded', 'active_state': 'inactive'},
+      'docker': {'load_state': 'not-found', 'active_state': 'inactive'},
+      'kubelet': {'load_state': 'loaded', 'active_state': 'active'}}, ['containerd']),
+    ({'containerd': {'load_state': 'masked'}, 'docker': {'load_state': 'loaded'}}, ['containerd', 'docker']),
+    ({'docker': {'load_state': ''}}, []),
+])
+def test_the_engines_of_a_node_are_the_units_systemd_loaded(states, engines):
+    assert engine_probe.present_engines(states) == engines

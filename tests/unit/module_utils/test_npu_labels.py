@@ -5,7 +5,8 @@ import pytest
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_labels
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
-    accelerator_type, label_value, node_labels, parse_board_id, parse_taint, taints_with)
+    accelerator_type, label_value, node_labels, parse_taint, taints_with)
+from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
 
 
 def facts(chip_family='910b', npu_count=8, product='Atlas 800I A2', arch='x86_64', **installed):

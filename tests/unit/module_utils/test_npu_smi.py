@@ -3,6 +3,7 @@ import pytest
 
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import (
     NpuSmiError,
+    chip_is_healthy,
     detect_error,
     parse_info,
     parse_info_list,
@@ -12,7 +13,7 @@ from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import (
 )
 
 CHIP_KEYS = {
-    'npu_id', 'chip_id', 'phy_id', 'name', 'health', 'power_w', 'temp_c', 'bus_id', 'aicore_pct',
+    'npu_id', 'chip_id', 'phy_id', 'name', 'health', 'healthy', 'power_w', 'temp_c', 'bus_id', 'aicore_pct',
     'memory_used_mb', 'memory_total_mb', 'hbm_used_mb', 'hbm_total_mb', 'hugepages_used', 'hugepages_total',
 }
 
@@ -24,7 +25,7 @@ def test_910b4_table(sample):
     assert [chip['npu_id'] for chip in info['chips']] == list(range(8))
     assert all(set(chip) == CHIP_KEYS for chip in info['chips'])
     assert info['chips'][0] == {
-        'npu_id': 0, 'chip_id': 0, 'phy_id': None, 'name': '910B4', 'health': 'OK', 'power_w': 87.2,
+        'npu_id': 0, 'chip_id': 0, 'phy_id': None, 'name': '910B4', 'health': 'OK', 'healthy': True, 'power_w': 87.2,
         'temp_c': 33, 'bus_id': '0000:C1:00.0', 'aicore_pct': 0, 'memory_used_mb': 0, 'memory_total_mb': 0,
         'hbm_used_mb': 2654, 'hbm_total_mb': 32768, 'hugepages_used': 0, 'hugepages_total': 0,
     }
@@ -90,7 +91,7 @@ def test_a3_two_chips_per_npu_and_dash_power(sample):
     assert info['chips'][1]['power_w'] is None
     assert info['chips'][1]['bus_id'] == '0000:9F:00.0'
     assert info['chips'][15] == {
-        'npu_id': 7, 'chip_id': 1, 'phy_id': 15, 'name': 'Ascend910', 'health': 'OK', 'power_w': None,
+        'npu_id': 7, 'chip_id': 1, 'phy_id': 15, 'name': 'Ascend910', 'health': 'OK', 'healthy': True, 'power_w': None,
         'temp_c': 38, 'bus_id': '0000:83:00.0', 'aicore_pct': 0, 'memory_used_mb': 0, 'memory_total_mb': 0,
         'hbm_used_mb': 3187, 'hbm_total_mb': 65536, 'hugepages_used': 0, 'hugepages_total': 0,
     }
@@ -100,7 +101,7 @@ def test_310p_large_npu_id_and_na_power(sample):
     info = parse_info(sample('npu-smi/310P3_25.5.2_info.txt'))
     assert info['driver_version'] == '25.5.2'
     assert info['chips'] == [{
-        'npu_id': 32896, 'chip_id': 0, 'phy_id': 0, 'name': '310P3', 'health': 'OK', 'power_w': None,
+        'npu_id': 32896, 'chip_id': 0, 'phy_id': 0, 'name': '310P3', 'health': 'OK', 'healthy': True, 'power_w': None,
         'temp_c': 54, 'bus_id': '0000:00:00.0', 'aicore_pct': 0, 'memory_used_mb': 1904, 'memory_total_mb': 44213,
         'hbm_used_mb': None, 'hbm_total_mb': None, 'hugepages_used': 0, 'hugepages_total': 0,
     }]
@@ -134,7 +135,7 @@ def test_synthetic_narrow_310_without_hugepages(synthetic):
     assert len(info['chips']) == 4
     assert all(chip['hugepages_used'] is None and chip['hugepages_total'] is None for chip in info['chips'])
     assert [chip['phy_id'] for chip in info['chips']] == [0, 1, 2, 3]
-    assert info['chips'][2]['health'] == 'Warning'
+    assert (info['chips'][2]['health'], info['chips'][2]['healthy']) == ('Warning', False)
     assert info['chips'][2]['aicore_pct'] == 3
     assert info['chips'][2]['temp_c'] == 51
     assert (info['chips'][0]['memory_used_mb'], info['chips'][0]['memory_total_mb']) == (2703, 8192)
@@ -143,7 +144,7 @@ def test_synthetic_narrow_310_without_hugepages(synthetic):
 def test_synthetic_wide_26x_with_container_pid(synthetic):
     info = parse_info(synthetic('npu_smi_synthetic/910B3_26.0.rc1_info-wide.txt'))
     assert info['driver_version'] == '26.0.rc1'
-    assert [chip['health'] for chip in info['chips']] == ['OK', 'Alarm']
+    assert [(chip['health'], chip['healthy']) for chip in info['chips']] == [('OK', True), ('Alarm', False)]
     assert info['chips'][0]['hbm_used_mb'] == 61023
     assert info['chips'][1]['aicore_pct'] == 100
     assert info['processes'] == [
@@ -309,3 +310,11 @@ def test_mcu_upgrade_outputs(sample):
         'Validity': 'success', 'transfile': 'successfully', 'Status': 'OK', 'Message': 'need active mcu'}
     assert [value for key, value in parse_key_value_records(transfer) if key == 'Message'] == [
         'Start device upgrade successfully', 'need active mcu']
+
+
+@pytest.mark.parametrize('health, healthy', [
+    ('OK', True), (' ok ', True), ('Warning', False), ('Alarm', False), ('Critical', False), ('UNKNOWN', False),
+    ('', False), (None, False), ('OKAY', False),
+])
+def test_one_judgement_of_health(health, healthy):
+    assert chip_is_healthy({'health': health}) is healthy

@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_facts
+from conftest import write_tool
 
 SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'files')
 
@@ -169,12 +170,6 @@ def test_the_probe_reports_the_stamp_beside_a_file_only_where_there_is_one(node,
     assert facts['files'][str(config)]['stamp_sha1'] == hashlib.sha1(b'{}\n').hexdigest()
 
 
-def _tool(directory, name, script):
-    path = directory / name
-    path.write_text('#!/bin/sh\n' + script)
-    path.chmod(0o755)
-
-
 @pytest.fixture
 def engines_path(tmp_path, monkeypatch):
     """A PATH holding only stand-ins for systemctl and containerd (and the coreutils the module uses)."""
@@ -187,17 +182,18 @@ def engines_path(tmp_path, monkeypatch):
 
 
 def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, engines_path):
-    _tool(engines_path, 'systemctl',
-          'echo "$*" >> "%s/calls"\n'
-          'printf "Id=containerd.service\\nLoadState=loaded\\nActiveState=active\\n\\n'
-          'Id=docker.service\\nLoadState=not-found\\nActiveState=inactive\\n\\n'
-          'Id=kubelet.service\\nLoadState=loaded\\nActiveState=active\\n"\n' % engines_path)
-    _tool(engines_path, 'containerd', 'echo "containerd github.com/containerd/containerd/v2 v2.4.2 0b5dc3bf"\n')
+    write_tool(engines_path, 'systemctl',
+               'echo "$*" >> "%s/calls"\n'
+               'printf "Id=containerd.service\\nLoadState=loaded\\nActiveState=active\\n\\n'
+               'Id=docker.service\\nLoadState=not-found\\nActiveState=inactive\\n\\n'
+               'Id=kubelet.service\\nLoadState=loaded\\nActiveState=active\\n"\n' % engines_path)
+    write_tool(engines_path, 'containerd', 'echo "containerd github.com/containerd/containerd/v2 v2.4.2 0b5dc3bf"\n')
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['services']['containerd'] == {'load_state': 'loaded', 'active_state': 'active'}
     assert facts['services']['docker']['load_state'] == 'not-found'
     assert facts['services']['kubelet']['active_state'] == 'active'
+    assert facts['engines_present'] == ['containerd']
     assert (facts['containerd']['version'], facts['containerd']['major']) == ('2.4.2', 2)
     assert (engines_path / 'calls').read_text().count('show') == 1
     assert set(facts['python_libraries']) == {'tomlkit'}
@@ -206,14 +202,14 @@ def test_the_probe_reads_the_engines_in_one_systemctl_call(node, run_module, eng
 def test_without_systemctl_or_containerd_the_engines_are_unknown(node, run_module, engines_path):
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
-    assert facts['services'] == {} and facts['containerd'] is None
+    assert facts['services'] == {} and facts['containerd'] is None and facts['engines_present'] == []
 
 
 def test_a_failing_systemctl_is_a_warning_and_no_engine(node, run_module, engines_path, monkeypatch):
     # Module warnings may go to the controller's display instead of the result; record them at the source.
     warnings = []
     monkeypatch.setattr(ascend_facts.AnsibleModule, 'warn', lambda module, text, **kwargs: warnings.append(text))
-    _tool(engines_path, 'systemctl', 'echo "Failed to connect to bus" >&2\nexit 1\n')
+    write_tool(engines_path, 'systemctl', 'echo "Failed to connect to bus" >&2\nexit 1\n')
     result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
     assert result['ansible_facts']['ascend']['services'] == {}
     assert any('systemctl show failed' in warning and 'Failed to connect to bus' in warning for warning in warnings)
@@ -221,7 +217,7 @@ def test_a_failing_systemctl_is_a_warning_and_no_engine(node, run_module, engine
 
 def test_a_stuck_systemctl_fails_with_a_message(node, run_module, engines_path, monkeypatch):
     monkeypatch.setattr(ascend_facts, 'PROBE_TIMEOUT_SECONDS', 1)
-    _tool(engines_path, 'systemctl', 'exec sleep 30\n')
+    write_tool(engines_path, 'systemctl', 'exec sleep 30\n')
     result = run_module(ascend_facts, {'install_path': node['install_path']}, check_mode=True, diff=False)
     assert result['failed'] and 'did not answer within 1 s' in result['msg'] and 'Fix:' in result['msg']
 
@@ -231,13 +227,13 @@ NPU_SMI_SYNTHETIC = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'n
 
 
 def _npu_smi(engines_path, info, rc=0):
-    _tool(engines_path, 'npu-smi',
-          'echo "$*" >> "%s/npu-smi-calls"\n'
-          'case "$*" in\n'
-          '  info) cat "%s"; exit %d;;\n'
-          '  "info -t board -i "*) cat "%s";;\n'
-          '  *) exit 9;;\n'
-          'esac\n' % (engines_path, info, rc, os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+    write_tool(engines_path, 'npu-smi',
+               'echo "$*" >> "%s/npu-smi-calls"\n'
+               'case "$*" in\n'
+               '  info) cat "%s"; exit %d;;\n'
+               '  "info -t board -i "*) cat "%s";;\n'
+               '  *) exit 9;;\n'
+               'esac\n' % (engines_path, info, rc, os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
     if not (engines_path / 'cat').exists():
         (engines_path / 'cat').symlink_to('/bin/cat')
 
@@ -263,18 +259,36 @@ def test_the_probe_reads_npu_smi_as_npu_smi_info_does(node, run_module, engines_
     assert ('boards' in facts['npu_smi']) == (what != 'info')
 
 
+def test_a_probe_after_an_installer_keeps_the_earlier_npu_smi_reading(node, run_module, engines_path):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'))
+    earlier = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'},
+                         check_mode=True, diff=False)['ansible_facts']['ascend']
+    (engines_path / 'npu-smi-calls').unlink()
+    kept = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi_from': earlier},
+                      check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert (kept['npu_smi'], kept['npu_smi_error']) == (earlier['npu_smi'], None)
+    assert not (engines_path / 'npu-smi-calls').exists()
+    # An earlier probe without a reading gives none; asking for a reading reads afresh.
+    assert 'npu_smi' not in run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi_from': {'arch': 'x'}},
+                                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    fresh = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info',
+                                      'npu_smi_from': {'npu_smi': None, 'npu_smi_error': 'stale'}},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert fresh['npu_smi_error'] is None and (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info']
+
+
 def test_first_board_reads_on_until_a_board_id_is_a_number(node, run_module, engines_path):
     board = engines_path / 'board-na.txt'
     with open(os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')) as handle:
         board.write_text(handle.read().replace('0x02', 'NA'))
-    _tool(engines_path, 'npu-smi',
-          'echo "$*" >> "%s/npu-smi-calls"\n'
-          'case "$*" in\n'
-          '  info) cat "%s";;\n'
-          '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
-          '  "info -t board -i "*) cat "%s";;\n'
-          'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
-                      os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
+    write_tool(engines_path, 'npu-smi',
+               'echo "$*" >> "%s/npu-smi-calls"\n'
+               'case "$*" in\n'
+               '  info) cat "%s";;\n'
+               '  "info -t board -i 0"|"info -t board -i 1") cat "%s";;\n'
+               '  "info -t board -i "*) cat "%s";;\n'
+               'esac\n' % (engines_path, os.path.join(NPU_SMI_SAMPLES, '910B4_25.0.rc1.1_info.txt'), board,
+                           os.path.join(NPU_SMI_SAMPLES, '910-D801_23.0.5_info-t-board-i0.txt')))
     if not (engines_path / 'cat').exists():
         (engines_path / 'cat').symlink_to('/bin/cat')
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'first_board'},
@@ -296,7 +310,7 @@ def test_an_npu_smi_error_is_a_fact_not_a_failure(node, run_module, engines_path
 
 def test_a_hung_npu_smi_is_stopped_and_recorded(node, run_module, engines_path, monkeypatch):
     monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.npu_smi_reader.KILL_AFTER_SECONDS', 1)
-    _tool(engines_path, 'npu-smi', "trap '' TERM\nsleep 30\n")
+    write_tool(engines_path, 'npu-smi', "trap '' TERM\nsleep 30\n")
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'npu_smi_timeout': 1},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['npu_smi'] is None and 'did not answer within 1 seconds' in facts['npu_smi_error']
@@ -313,7 +327,7 @@ def test_without_npu_smi_there_is_nothing_to_read(node, run_module, engines_path
     ('apt', 'apt-cache', 0, True), ('apt', 'apt-cache', 100, False),
     ('dnf', 'dnf', 1, True), ('dnf5', 'dnf', 0, True), ('dnf', 'dnf', 2, False)])
 def test_the_probe_asks_the_package_manager(node, run_module, engines_path, manager, command, rc, accepted):
-    _tool(engines_path, command, 'echo "$*" > "%s/query"\necho "dkms:"\nexit %d\n' % (engines_path, rc))
+    write_tool(engines_path, command, 'echo "$*" > "%s/query"\necho "dkms:"\nexit %d\n' % (engines_path, rc))
     result = run_module(ascend_facts, {'install_path': node['install_path'], 'package_manager': manager,
                                        'packages': ['linux-headers-6.1', 'dkms']}, check_mode=True, diff=False)
     if accepted:
@@ -377,8 +391,8 @@ def test_the_probe_asks_dkms_status_only_for_a_dkms_build(node, run_module, engi
     installed = kernels['modules'] / running / 'updates' / 'dkms'
     installed.mkdir(parents=True)
     (installed / 'drv_pcie_hdc_host.ko.xz').write_text('ko')
-    _tool(engines_path, 'dkms', 'echo "$*" >> "%s/dkms-calls"\necho "ascend_driver/25.0.rc1.1, %s, %s: installed"\n'
-          % (engines_path, running, platform.machine()))
+    write_tool(engines_path, 'dkms', 'echo "$*" >> "%s/dkms-calls"\necho "ascend_driver/25.0.rc1.1, %s, %s: installed"\n'
+               % (engines_path, running, platform.machine()))
     facts = run_module(ascend_facts, {'install_path': node['install_path']},
                        check_mode=True, diff=False)['ansible_facts']['ascend']['kernel_modules']
     assert facts['dkms']['used'] and facts['dkms']['module'] == 'ascend_driver'

@@ -179,7 +179,7 @@ def test_the_planner_refuses_a_damaged_component_with_the_reason():
     assert driver['action'] == 'refuse' and driver['damaged'] and DAMAGED['damaged'] in driver['reason']
     assert 'driver' not in plan['order'] and driver in plan['refused']
     assert any(line.startswith('refuse driver') and 'damaged' in line for line in plan['lines'])
-    assert plan['roles']['hdk'] == ['firmware']
+    assert plan['roles']['hdk']['install'] == ['firmware']
 
 
 def test_preflight_names_a_damaged_component_in_its_own_check_not_as_a_downgrade():

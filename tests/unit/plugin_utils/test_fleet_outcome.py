@@ -15,7 +15,7 @@ UNREACHABLE = {'unreachable': True, 'changed': False,
 
 def test_a_stop_record_keeps_the_message_and_whether_the_node_was_reachable():
     assert outcome.stop_record('connect', 'Read the facts', UNREACHABLE) == {
-        'stage': 'connect', 'task': 'Read the facts', 'message': UNREACHABLE['msg'], 'unreachable': True,
+        'stage': 'connect', 'play': '', 'task': 'Read the facts', 'message': UNREACHABLE['msg'], 'unreachable': True,
         'state': outcome.STAGE_STATE['connect'], 'fix': outcome.FIX_UNREACHABLE}
     failed = outcome.stop_record('hdk', 'Install the driver', {'failed': True, 'msg': 'n1: driver: exit 2. Fix: ...'})
     assert failed['unreachable'] is False and failed['message'] == 'n1: driver: exit 2. Fix: ...'
@@ -27,7 +27,7 @@ def test_a_stop_record_finds_the_message_of_a_command_or_a_loop_and_never_return
     assert outcome.stop_record('cann', 't', loop)['message'] == 'item 2 broke'
     assert outcome.stop_record('cann', 't', {})['message'] == 'no message (see the task output above)'
     assert outcome.stop_record('', None, 'a plain message') == {
-        'stage': 'unknown', 'task': '', 'message': 'a plain message', 'unreachable': False,
+        'stage': 'unknown', 'play': '', 'task': '', 'message': 'a plain message', 'unreachable': False,
         'state': outcome.UNKNOWN_STATE, 'fix': outcome.FIX_UNKNOWN}
 
 
@@ -164,3 +164,22 @@ def test_the_preflight_summary_says_why_each_unchecked_node_stopped():
     assert 'Not checked: n2, n3' in lines
     assert '  1 node (n3): unreachable at connect: %s' % UNREACHABLE['msg'] in lines
     assert any(line.startswith('  1 node (n2): no answer before the checks') for line in lines)
+
+
+def test_the_report_reads_the_stopped_hosts_except_the_unreachable_ones():
+    from ansible_collections.npu.ascend.plugins.filter.fleet_outcome import fleet_hosts_to_read
+    hostvars = {'n1': {}, 'n2': {'outcome_stopped': {'stage': 'hdk', 'unreachable': False}},
+                'n3': {'outcome_stopped': {'stage': 'connect', 'unreachable': True}}, 'n4': {}}
+    assert fleet_hosts_to_read(hostvars, ['n1', 'n2', 'n3', 'n4', 'gone'], ['n1']) == ['n2', 'n4', 'gone']
+
+
+def test_a_later_gate_judges_only_the_nodes_that_reached_it():
+    """npu.ascend.provision: 3 of 10 nodes stopped in the host stack; one more fails labelling, 1 of 7."""
+    hosts = ['n%d' % number for number in range(10)]
+    stops = dict((host, {'stage': 'hdk', 'play': 'Install the NPU firmware and driver'}) for host in hosts[:3])
+    stops['n3'] = {'stage': 'labelling', 'play': 'Label the NPU nodes'}
+    verdict = outcome.failure_budget(hosts, hosts[4:], 20, stops=stops, play='Label the NPU nodes', stage='labelling')
+    assert (verdict['total'], verdict['failed'], verdict['earlier'], verdict['exceeded']) == (7, ['n3'], hosts[:3], False)
+    assert verdict['message'].endswith('(3 nodes that stopped earlier in the run not counted)')
+    # Without the records every stop counts: 4 of 10 exceed the same budget.
+    assert outcome.failure_budget(hosts, hosts[4:], 20, stage='labelling')['exceeded'] is True

@@ -119,7 +119,7 @@ def test_plan_node(installed, wanted, allow, order, actions):
         assert item['action'] == runfile.plan_action(item['package'], item['have'], item['want'], 'present',
                                                      planner._allowed(allow, item['role']))['action']
     assert [item['component'] for item in plan['refused']] == [c for c, a in actions.items() if a == 'refuse']
-    assert sum(plan['roles'].values(), []) == order
+    assert sum((part['install'] for part in plan['roles'].values()), []) == order
 
 
 @pytest.mark.parametrize('installed, pending, policy, needed, line', [

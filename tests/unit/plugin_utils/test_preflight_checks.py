@@ -149,6 +149,17 @@ def test_hardware(count, chip, expected, names, oks):
         assert checks[1]['detail'] == 'found 7, expected 8'
 
 
+@pytest.mark.parametrize('detected, declared, failed', [
+    ('910b', '910B', False), ('910b', None, False), (None, '910b', False), ('310p', '910b', True),
+])
+def test_a_declared_chip_must_be_the_one_pci_shows(detected, declared, failed):
+    checks = pc.hardware_checks({'npu_count': 8, 'chip_family': detected, 'product': None}, 0, declared)
+    mismatch = [check for check in checks if check['name'] == 'declared chip']
+    assert bool(mismatch) is failed
+    if failed:
+        assert mismatch[0]['detail'] == 'the inventory declares npu_ascend_chip 910b, PCI shows chip 310p'
+
+
 def test_packages():
     wanted = [{'component': 'driver', 'version': '25.0.rc1.1'}]
     assert pc.package_checks([], False, None, None) == []
@@ -227,3 +238,18 @@ def test_apt_parser_never_crashes_and_only_names_asked_packages(lines):
     assert isinstance(header_check['ok'], bool) and isinstance(tool_check['ok'], bool)
     for name in TOOLCHAIN:
         assert name in tool_check['detail']
+
+
+def test_without_a_chip_on_pci_the_declared_one_still_checks_the_packages():
+    """Both problems at once: the PCI check fails, and the package source is judged for the declared chip."""
+    wanted = [{'component': 'driver', 'version': '25.0.rc1.1', 'chip': '910b'}]
+    resolved = [{'component': 'driver', 'file_name': 'Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-x86-64.run',
+                 'problem': 'not found in /srv/ascend', 'fix': 'download it'}]
+    probe = dict(PROBE, npu_count=0, chip_family=None, free_kb=50 * 1048576,
+                 paths_present=['/lib/modules/%s/build' % KERNEL])
+    report = pc.node_report('n1', _inputs(probe=probe, declared_chip='910b',
+                                          packages={'wanted': wanted, 'source': True, 'resolved': resolved}))
+    assert report['failed'][:1] == ['NPUs on PCI'] and 'package driver' in report['failed']
+    undeclared = pc.node_report('n1', _inputs(probe=probe, packages={'wanted': wanted, 'source': True, 'resolved': []}))
+    packages = [check for check in undeclared['checks'] if check['name'] == 'packages'][0]
+    assert 'declare the chip family in npu_ascend_chip' in packages['fix']

@@ -1,13 +1,12 @@
 # -*- coding: utf-8 -*-
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_package import FilterModule, ascend_package, ascend_version_sort
+from conftest import COLLECTIONS_ROOT, playbook_binary
 
 
 def test_registered_names():
@@ -54,9 +53,6 @@ def test_version_sort_errors(value, message):
         ascend_version_sort(value)
 
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-COLLECTIONS_ROOT = os.path.join(REPO_ROOT, '.cache', 'collections')
-
 PLAYBOOK = """
 - hosts: localhost
   gather_facts: false
@@ -82,16 +78,11 @@ PLAYBOOK = """
 
 def test_plugins_work_inside_ansible_playbook(tmp_path):
     """End to end: Ansible resolves npu.ascend.* through the collections path and runs them."""
-    playbook_binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    if not os.path.exists(playbook_binary):
-        playbook_binary = shutil.which('ansible-playbook')
-    if not playbook_binary:
-        pytest.skip('ansible-playbook is not installed beside this Python')
     playbook = tmp_path / 'plugins.yml'
     playbook.write_text(PLAYBOOK)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1',
                ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0', LC_ALL='C.UTF-8')
-    completed = subprocess.run([playbook_binary, '-i', 'localhost,', '-c', 'local', str(playbook)],
+    completed = subprocess.run([playbook_binary(), '-i', 'localhost,', '-c', 'local', str(playbook)],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                timeout=300, check=False)
     assert completed.returncode == 0, completed.stdout

@@ -4,11 +4,12 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_plan import (
-    FilterModule, ascend_plan, ascend_plan_packages, ascend_wanted_stack)
+    FilterModule, ascend_plan, ascend_plan_packages, ascend_probe_current, ascend_wanted_stack)
 
 
 def test_registered_names():
-    assert sorted(FilterModule().filters()) == ['ascend_plan', 'ascend_plan_packages', 'ascend_wanted_stack']
+    assert sorted(FilterModule().filters()) == [
+        'ascend_plan', 'ascend_plan_packages', 'ascend_probe_current', 'ascend_wanted_stack']
 
 
 def test_a_node_plan_from_variables_and_probe():
@@ -30,3 +31,15 @@ def test_a_node_plan_from_variables_and_probe():
 def test_failures_are_filter_errors(call, message):
     with pytest.raises(AnsibleFilterError, match=message):
         call()
+
+
+@pytest.mark.parametrize('probe, install_path, npu_smi, current', [
+    (None, '/usr/local/Ascend', False, False),
+    ({'install_path': '/usr/local/Ascend'}, '/usr/local/Ascend', False, True),
+    ({'install_path': '/usr/local/Ascend'}, '/usr/local/Ascend', True, False),
+    ({'install_path': '/usr/local/Ascend', 'npu_smi': None}, '/usr/local/Ascend', True, True),
+    ({'install_path': '/opt/ascend', 'npu_smi': {}}, '/usr/local/Ascend', False, False),
+    ('not a probe', '/usr/local/Ascend', False, False),
+])
+def test_a_probe_is_current_for_its_install_path_and_the_chips_when_asked(probe, install_path, npu_smi, current):
+    assert ascend_probe_current(probe, install_path, npu_smi=npu_smi) is current

@@ -15,7 +15,7 @@ DASHBOARD = os.path.join(REPO_ROOT, 'roles', 'exporter', 'files', 'npu-ascend-da
 EXPORTER_METRICS = {
     'machine_npu_nums', 'npu_chip_info_health_status', 'npu_chip_info_temperature', 'npu_chip_info_power',
     'npu_chip_info_utilization', 'npu_chip_info_hbm_used_memory', 'npu_chip_info_hbm_total_memory',
-    'npu_chip_info_error_code', 'npu_chip_info_network_status',
+    'npu_chip_info_error_code', 'npu_chip_info_network_status', 'npu_chip_info_link_status',
 }
 PROMQL_FUNCTIONS = {'sum', 'count', 'max', 'min', 'avg', 'vector', 'or', 'by', 'rate', 'label_values'}
 DATASOURCE = {'type': 'prometheus', 'uid': '${datasource}'}

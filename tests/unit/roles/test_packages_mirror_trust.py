@@ -9,14 +9,13 @@ import base64
 import hashlib
 import http.server
 import os
-import shutil
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT
+from conftest import COLLECTIONS_ROOT, playbook_binary
 
 TOOLKIT = 'Ascend-cann-toolkit_8.2.RC1_linux-x86_64.run'
 PASSWORD = 'Pa55-w0rd-never-shown'
@@ -69,15 +68,6 @@ def mirror(tmp_path):
     server.server_close()
 
 
-def _playbook_binary():
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    if not os.path.exists(binary):
-        binary = shutil.which('ansible-playbook')
-    if not binary:
-        pytest.skip('ansible-playbook is not installed beside this Python')
-    return binary
-
-
 def run(mirror, extra, verbose=False):
     playbook = mirror['tmp'] / 'resolve.yml'
     playbook.write_text(PLAYBOOK)
@@ -89,7 +79,7 @@ def run(mirror, extra, verbose=False):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1',
                ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0', LC_ALL='C.UTF-8',
                no_proxy='127.0.0.1', NO_PROXY='127.0.0.1')
-    argv = [_playbook_binary(), '-i', 'localhost,', '-c', 'local', '-e', '@%s' % variables, str(playbook)]
+    argv = [playbook_binary(), '-i', 'localhost,', '-c', 'local', '-e', '@%s' % variables, str(playbook)]
     if verbose:
         argv.append('-vvv')
     completed = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -24,7 +24,7 @@ ANSIBLE_GALAXY = os.path.join(os.path.dirname(sys.executable), 'ansible-galaxy')
 
 # What a user of the collection gets: the top-level entries of the tarball.
 _SHIPPED_TOP_LEVEL = frozenset([
-    'MANIFEST.json', 'FILES.json', 'README.md', 'LICENSE', 'bindep.txt',
+    'MANIFEST.json', 'FILES.json', 'README.md', 'LICENSE', 'bindep.txt', 'execution-environment.yml',
     'meta', 'plugins', 'roles', 'playbooks', 'docs', 'changelogs', 'inventories',
 ])
 # Directories that ship only in part, with the entries of theirs that do.
@@ -149,6 +149,7 @@ def test_a_tree_full_of_leftovers_builds_the_same_collection(tmp_path, git_files
                and path not in shipped and not path.endswith(_FORBIDDEN_SUFFIXES)]
     assert missing == [], 'build_ignore drops files of the collection: %s' % missing
     for required in ('README.md', 'LICENSE', 'meta/runtime.yml', 'meta/execution-environment.yml',
+                     'execution-environment.yml',
                      'meta/ee-requirements.txt', 'bindep.txt', 'changelogs/changelog.yaml'):
         assert required in shipped, required
 
@@ -211,10 +212,11 @@ def test_the_execution_environment_context_holds_the_tarball_of_this_version(tmp
     galaxy = _galaxy()
     tarball_name = '%s-%s-%s.tar.gz' % (galaxy['namespace'], galaxy['name'], galaxy['version'])
     assert os.path.basename(checkout_tarball[0]) == tarball_name
-    # The definition beside a .cache/dist/ of its own, so the test writes nothing into the checkout.
-    shutil.copy2(os.path.join(REPO_ROOT, 'execution-environment.yml'), str(tmp_path))
-    (tmp_path / '.cache' / 'dist').mkdir(parents=True)
-    shutil.copy2(checkout_tarball[0], str(tmp_path / '.cache' / 'dist'))
+    # As docs/awx.md says: the definition, taken from the tarball, beside the tarball.
+    with tarfile.open(checkout_tarball[0]) as archive:
+        shipped = archive.extractfile('execution-environment.yml').read()
+    (tmp_path / 'execution-environment.yml').write_bytes(shipped)
+    shutil.copy2(checkout_tarball[0], str(tmp_path))
     context = tmp_path / 'context'
     created = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), 'ansible-builder'), 'create',

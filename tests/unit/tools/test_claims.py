@@ -46,3 +46,20 @@ def test_the_execution_environment_installs_the_tested_release():
     major, minor = _tested_release().split('.')
     assert definition['dependencies']['ansible_core']['package_pip'] == \
         'ansible-core>=%s.%s,<%s.%d' % (major, minor, major, int(minor) + 1)
+
+
+def test_the_readme_installs_the_pinned_releases():
+    """README.md's install commands (which molecule/example runs verbatim) pin what requirements.txt pins."""
+    import subprocess
+    import sys
+    commands = subprocess.run([sys.executable, os.path.join(REPO_ROOT, 'tests', 'readme_commands.py'),
+                               os.path.join(REPO_ROOT, 'README.md'), 'readme-install'],
+                              stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.splitlines()
+    pip = [command.split()[2:] for command in commands if command.startswith('pip install ')]
+    pins = dict(re.findall(r'^([a-z-]+)==(\S+)', _read('requirements.txt'), re.MULTILINE))
+    assert pip and all('==' in package and pins.get(package.split('==')[0]) == package.split('==')[1]
+                       for package in pip[0]), pip
+    assert {'ansible-core', 'ansible'} <= set(package.split('==')[0] for package in pip[0])
+    # The tarball the install line names is the one galaxy.yml's version builds.
+    version = yaml.safe_load(_read('galaxy.yml'))['version']
+    assert any('npu-ascend-%s.tar.gz' % version in command for command in commands), commands

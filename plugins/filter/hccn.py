@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters ``npu.ascend.hccn_roce_model``, ``hccn_fleet_plan`` and ``hccn_gate_problems``; documentation
+in their .yml files."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+
+def _plan_module():
+    # Imported on use, not at the top: ansible-core imports every filter file of the collection in each
+    # worker process at the first use of any of them (docs/development.md).
+    from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
+    return hccn_plan
+
+
+def hccn_roce_model(chips):
+    """Whether the node's chips (npu_smi_info ``chips``) have RoCE ports, and the subnet rule of the model."""
+    if not isinstance(chips, list):
+        raise AnsibleFilterError('hccn_roce_model expects the list of chips npu_smi_info returns, got %s'
+                                 % type(chips).__name__)
+    return _plan_module().roce_model(chips)
+
+
+def hccn_fleet_plan(host_vars, hosts, play_hosts, default_npu_ids=None, ping_peers=0):
+    """Every node's planned NPU addresses, every problem of the fleet plan, and the fabric check's pings."""
+    if not hasattr(host_vars, 'get'):
+        raise AnsibleFilterError('hccn_fleet_plan expects hostvars, got %s' % type(host_vars).__name__)
+    if not isinstance(hosts, list) or not isinstance(play_hosts, list):
+        raise AnsibleFilterError('hccn_fleet_plan: hosts and play_hosts must be lists of host names')
+    plan = _plan_module()
+    try:
+        fleet = plan.fleet_input(host_vars, hosts, play_hosts, list(default_npu_ids or range(8)))
+        return plan.fleet_plan(fleet, int(ping_peers))
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise AnsibleFilterError('hccn_fleet_plan: %s' % error)
+
+
+def hccn_gate_problems(host_vars, host, play_hosts):
+    """The gate's problems of ``host`` from the readings the hccn role registered on it and on the other
+    nodes of the run (links, net health, LLDP, pings) and the cabling plans."""
+    if not hasattr(host_vars, 'get') or not isinstance(play_hosts, list):
+        raise AnsibleFilterError('hccn_gate_problems expects hostvars, a host name and the list of hosts in the run')
+    plan = _plan_module()
+    try:
+        return plan.gate_problems(host, plan.gate_nodes(host_vars, play_hosts))
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise AnsibleFilterError('hccn_gate_problems: %s' % error)
+
+
+class FilterModule(object):
+    """HCCN (NPU RoCE network) filters."""
+
+    def filters(self):
+        return {
+            'hccn_roce_model': hccn_roce_model,
+            'hccn_fleet_plan': hccn_fleet_plan,
+            'hccn_gate_problems': hccn_gate_problems,
+        }

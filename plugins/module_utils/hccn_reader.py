@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running hccn_tool on the node, reading and setting each NPU's RoCE port. No Ansible imports.
+
+Shared by the hccn_info and hccn modules, so that a timeout, a failure or an output the parsers
+do not know means the same thing, with the same fix, in both.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import time
+
+from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils import timed_command
+
+# Where Huawei's driver puts hccn_tool, and the PATH directory many installs link it from (docs/hccn.md).
+HCCN_TOOL_PATHS = ['/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool']
+HCCN_CONF = '/etc/hccn.conf'
+C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
+KILL_AFTER_SECONDS = 10
+# A read answers in well under a second; a ping sends three packets a second apart.
+DEFAULT_TIMEOUT_SECONDS = 30
+READS = ('address', 'gateway', 'netdetect', 'link', 'net_health', 'lldp')
+DEFAULT_READS = ('address', 'gateway', 'netdetect', 'link', 'net_health')
+
+_READ_COMMANDS = {
+    'address': ('-ip', hccn_tool.parse_ip),
+    'gateway': ('-gateway', hccn_tool.parse_gateway),
+    'netdetect': ('-netdetect', hccn_tool.parse_netdetect),
+    'link': ('-link', hccn_tool.parse_link),
+    'net_health': ('-net_health', hccn_tool.parse_net_health),
+    'lldp': ('-lldp', hccn_tool.parse_lldp_ifname),
+}
+_UNVERIFIED = {'gateway': ' (the format of -gateway -g is not confirmed by a public source: docs/hccn.md)'}
+
+
+class HccnFailure(Exception):
+    """hccn_tool could not be run or read: the message says why and what to do."""
+
+
+def find_hccn_tool(explicit=None, install_path=None, exists=os.path.exists):
+    """The hccn_tool to run: ``explicit``, else the driver's, else the PATH link; None when absent."""
+    if explicit:
+        return explicit if exists(explicit) else None
+    candidates = list(HCCN_TOOL_PATHS)
+    if install_path:
+        candidates.insert(0, os.path.join(install_path, 'driver', 'tools', 'hccn_tool'))
+    for path in candidates:
+        if exists(path):
+            return path
+    return None
+
+
+def missing_tool_message(explicit=None):
+    if explicit:
+        return ('hccn_tool not found at %s (binary_path); fix: point binary_path at the driver\'s hccn_tool or '
+                'leave it unset' % explicit)
+    return ('hccn_tool not found at %s; it comes with the NPU driver of training servers: install the driver '
+            '(npu.ascend.hdk), or set binary_path' % ', '.join(HCCN_TOOL_PATHS))
+
+
+def npu_ids_from_devices(names):
+    """NPU ids from the names under /dev: davinci<N> are the NPUs' logical ids."""
+    ids = sorted(int(match.group(1)) for match in (re.match(r'^davinci(\d+)$', name) for name in names) if match)
+    return ids
+
+
+class HccnReader(object):
+    """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
+    timeout(1); every argv run is kept in ``commands``."""
+
+    def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time):
+        self._run_command = run_command
+        self.binary = binary
+        self.timeout = timeout
+        self._clock = clock
+        self.commands = []
+
+    def run(self, *args):
+        argv = [self.binary] + [str(arg) for arg in args]
+        self.commands.append(argv)
+        started = self._clock()
+        rc, out, err = self._run_command(timed_command.timeout_argv(argv, self.timeout, KILL_AFTER_SECONDS),
+                                         environ_update=C_LOCALE)
+        if timed_command.stopped_by_timeout(rc, self._clock() - started, self.timeout):
+            raise HccnFailure('%s did not answer within %s seconds and was stopped; fix: check the NPU driver (dmesg, '
+                              'npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the hccn role)'
+                              % (' '.join(argv), self.timeout))
+        if rc != 0:
+            raise HccnFailure('%s failed (rc=%s): %s; fix: check that the driver is loaded (npu-smi info) and that the '
+                              'NPU id and values are right' % (' '.join(argv), rc, (out + err).strip() or 'no output'))
+        return out
+
+    def read(self, npu, what):
+        option, parser = _READ_COMMANDS[what]
+        text = self.run('-i', npu, option, '-g')
+        try:
+            return parser(text)
+        except hccn_tool.HccnParseError as error:
+            raise HccnFailure('cannot read hccn_tool -i %s %s -g: %s%s; fix: check that %s is Huawei\'s hccn_tool'
+                              % (npu, option, error, _UNVERIFIED.get(what, ''), self.binary))
+
+    def read_npu(self, npu, reads=DEFAULT_READS):
+        state = {'npu': int(npu)}
+        for what in reads:
+            if what == 'lldp':
+                # LLDP only helps to find a cabling fault; a switch that sends none is no failure.
+                try:
+                    state['lldp_port'] = self.read(npu, what)
+                except HccnFailure:
+                    state['lldp_port'] = None
+                continue
+            value = self.read(npu, what)
+            if what == 'address':
+                state.update(value)
+            else:
+                state[what] = value
+        return state
+
+    def read_until_settled(self, npus, reads, wait_timeout, interval, sleep=time.sleep):
+        """Reads every NPU until each link is UP and each net health Success, or ``wait_timeout`` seconds
+        passed; returns (states, settled, seconds waited)."""
+        started = self._clock()
+        while True:
+            states = [self.read_npu(npu, reads) for npu in npus]
+            settled = all(state.get('link', 'UP') == 'UP' and state.get('net_health', hccn_tool.NET_HEALTH_OK)
+                          == hccn_tool.NET_HEALTH_OK for state in states)
+            waited = self._clock() - started
+            if settled or waited + interval > wait_timeout:
+                return states, settled, round(waited, 1)
+            sleep(interval)
+
+    def ping(self, npu, address):
+        """One ping from ``npu`` to ``address``: the parsed transcript, or an ``error`` when it failed."""
+        try:
+            text = self.run('-i', npu, '-ping', '-g', 'address', address)
+            result = hccn_tool.parse_ping(text)
+            result['error'] = None
+        except (HccnFailure, hccn_tool.HccnParseError) as error:
+            result = {'npu': int(npu), 'target': address, 'transmitted': None, 'received': 0, 'loss_pct': 100.0,
+                      'times_ms': [], 'avg_ms': None, 'max_ms': None, 'error': str(error)}
+        result['summary'] = 'NPU %s -> %s: %s' % (
+            npu, address, result['error'] or '%s of %s received, %s%% loss, avg %s ms, max %s ms'
+            % (result['received'], result['transmitted'], result['loss_pct'], result['avg_ms'], result['max_ms']))
+        return result
+
+    def set_address(self, npu, address, netmask):
+        return self.run('-i', npu, '-ip', '-s', 'address', address, 'netmask', netmask)
+
+    def set_gateway(self, npu, gateway):
+        return self.run('-i', npu, '-gateway', '-s', 'gateway', gateway)
+
+    def set_netdetect(self, npu, address):
+        return self.run('-i', npu, '-netdetect', '-s', 'address', address)
+
+
+def read_conf(path=None):
+    """/etc/hccn.conf parsed, or None when it is absent or unreadable."""
+    try:
+        with open(path or HCCN_CONF) as handle:
+            return hccn_tool.parse_hccn_conf(handle.read())
+    except (IOError, OSError):
+        return None

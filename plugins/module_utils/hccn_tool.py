@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading what Huawei's ``hccn_tool`` prints, and ``/etc/hccn.conf``. No Ansible imports.
+
+The strings are Huawei's (docs/hccn.md lists where each one was seen): ``ipaddr:`` and
+``netmask:`` from ``-ip -g``, ``netdetect addr:`` from ``-netdetect -g`` (the driver source prints
+``addr``, a public deployment guide shows ``address``), ``link status:``, ``net health status:``,
+``default gateway:`` (unverified; seen followed by ``, Iface:ethN``), the ``-ping`` transcript and
+the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
+recognise: a value the collection cannot read is never taken as a good one.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+# Every status `hccn_tool -net_health -g` is known to print; only Success means a healthy port.
+NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Receive timeout', 'Unreachable', 'Time exceeded', 'Fault',
+                       'Init', 'Thread error', 'Detect ip set')
+NET_HEALTH_OK = 'Success'
+LINK_STATUSES = ('UP', 'DOWN')
+# hccn_tool shows an address that was never set as 0.0.0.0.
+UNSET_ADDRESS = '0.0.0.0'
+# /etc/hccn.conf keys the collection sets (one line `<key>_<npu>=<value>` each); others are kept as read.
+CONF_KEYS = ('address', 'netmask', 'gateway', 'netdetect')
+
+_IPV4 = r'(\d{1,3}(?:\.\d{1,3}){3})'
+_IP_LINE = re.compile(r'^\s*ipaddr\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
+_NETMASK_LINE = re.compile(r'^\s*netmask\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
+_NETDETECT_LINE = re.compile(r'^\s*netdetect\s+addr(?:ess)?\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
+_GATEWAY_LINE = re.compile(r'^\s*default\s+gateway\s*:\s*' + _IPV4 + r'\s*(?:,\s*Iface\s*:\s*\S+)?\s*$',
+                           re.MULTILINE)
+_LINK_LINE = re.compile(r'^\s*link\s+status\s*:\s*(\S+)\s*$', re.MULTILINE)
+_HEALTH_LINE = re.compile(r'^\s*net\s+health\s+status\s*:\s*(.*?)\s*$', re.MULTILINE)
+_PING_HEADER = re.compile(r'^\s*device\s+(\d+)\s+PING\s+' + _IPV4 + r'\s*$', re.MULTILINE)
+_PING_REPLY = re.compile(r'^\s*recv\s+seq=(\d+)\s*,\s*time=(\d+(?:\.\d+)?)\s*ms\s*$', re.MULTILINE)
+_PING_SUMMARY = re.compile(r'^\s*(\d+)\s+packets?\s+transmitted\s*,\s*(\d+)\s+received\s*,\s*'
+                           r'(\d+(?:\.\d+)?)%\s+packet\s+loss\s*$', re.MULTILINE)
+_LLDP_IFNAME = re.compile(r'^\s*Ifname\s*:\s*(\S+)\s*$', re.MULTILINE)
+_CONF_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)_(\d+)\s*=\s*(.*?)\s*$')
+
+
+class HccnParseError(ValueError):
+    """hccn_tool printed something the parser does not recognise."""
+
+
+def ipv4_problem(text):
+    """'' when ``text`` is a dotted-quad IPv4 address, else why not."""
+    if not isinstance(text, str) or not re.match(r'^' + _IPV4 + r'$', text):
+        return '%r is not an IPv4 address (four numbers 0-255 with dots)' % (text,)
+    if any(int(part) > 255 for part in text.split('.')):
+        return '%r is not an IPv4 address (a part is above 255)' % (text,)
+    return ''
+
+
+def _address(text, what):
+    problem = ipv4_problem(text)
+    if problem:
+        raise HccnParseError('%s: %s' % (what, problem))
+    return None if text == UNSET_ADDRESS else text
+
+
+def _one(pattern, text, what):
+    found = pattern.findall(text or '')
+    if len(found) != 1:
+        raise HccnParseError('expected one %s line, found %d in %r' % (what, len(found), _excerpt(text)))
+    return found[0]
+
+
+def _excerpt(text, limit=200):
+    text = (text or '').strip()
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def parse_ip(text):
+    """``hccn_tool -i N -ip -g``: {'address', 'netmask'}; None for an address never set (0.0.0.0)."""
+    address = _address(_one(_IP_LINE, text, 'ipaddr:'), 'ipaddr')
+    netmask = _address(_one(_NETMASK_LINE, text, 'netmask:'), 'netmask')
+    if netmask is not None and netmask_prefix(netmask) is None:
+        raise HccnParseError('netmask %s is not a contiguous netmask' % netmask)
+    return {'address': address, 'netmask': netmask}
+
+
+def parse_netdetect(text):
+    """``-netdetect -g``: the detect address, None when unset."""
+    return _address(_one(_NETDETECT_LINE, text, 'netdetect addr:'), 'netdetect addr')
+
+
+def parse_gateway(text):
+    """``-gateway -g`` (format unverified): the gateway, None when unset."""
+    return _address(_one(_GATEWAY_LINE, text, 'default gateway:'), 'default gateway')
+
+
+def parse_link(text):
+    """``-link -g``: 'UP' or 'DOWN'."""
+    status = _one(_LINK_LINE, text, 'link status:')
+    if status not in LINK_STATUSES:
+        raise HccnParseError('link status %r is neither UP nor DOWN' % status)
+    return status
+
+
+def parse_net_health(text):
+    """``-net_health -g``: one of NET_HEALTH_STATUSES."""
+    status = _one(_HEALTH_LINE, text, 'net health status:')
+    if status not in NET_HEALTH_STATUSES:
+        raise HccnParseError('net health status %r is not one hccn_tool is known to print (%s)'
+                             % (status, ', '.join(NET_HEALTH_STATUSES)))
+    return status
+
+
+def parse_ping(text):
+    """``-ping -g address A``: npu, target, transmitted, received, loss_pct, times_ms, avg_ms, max_ms."""
+    header = _one(_PING_HEADER, text, 'device N PING')
+    summary = _one(_PING_SUMMARY, text, 'packets transmitted')
+    transmitted, received = int(summary[0]), int(summary[1])
+    if received > transmitted:
+        raise HccnParseError('ping summary says %d received of %d transmitted' % (received, transmitted))
+    times = [float(reply[1]) for reply in _PING_REPLY.findall(text)]
+    return {
+        'npu': int(header[0]),
+        'target': _address(header[1], 'ping target'),
+        'transmitted': transmitted,
+        'received': received,
+        'loss_pct': float(summary[2]),
+        'times_ms': times,
+        'avg_ms': round(sum(times) / len(times), 3) if times else None,
+        'max_ms': max(times) if times else None,
+    }
+
+
+def parse_lldp_ifname(text):
+    """``-lldp -g``: the switch port (``Ifname``) the NPU is cabled to, None when LLDP shows none."""
+    found = _LLDP_IFNAME.findall(text or '')
+    return found[0] if found else None
+
+
+def parse_hccn_conf(text):
+    """``/etc/hccn.conf`` as {npu_id: {key: value}}; lines that are not ``key_N=value`` are ignored."""
+    npus = {}
+    for line in (text or '').splitlines():
+        match = _CONF_LINE.match(line.strip())
+        if match:
+            npus.setdefault(int(match.group(2)), {})[match.group(1)] = match.group(3)
+    return npus
+
+
+# --- addresses (pure integer arithmetic, no ipaddress module: the nodes may run Python 2.7) -------
+
+def ip_to_int(text):
+    problem = ipv4_problem(text)
+    if problem:
+        raise ValueError(problem)
+    value = 0
+    for part in text.split('.'):
+        value = value * 256 + int(part)
+    return value
+
+
+def int_to_ip(value):
+    return '.'.join(str((value >> shift) & 255) for shift in (24, 16, 8, 0))
+
+
+def netmask_prefix(netmask):
+    """Prefix length of a contiguous netmask, None when it is not one."""
+    try:
+        value = ip_to_int(netmask)
+    except ValueError:
+        return None
+    prefix = bin(value).count('1')
+    if value != ((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF):
+        return None
+    return prefix
+
+
+def same_subnet(first, second, netmask):
+    mask = ip_to_int(netmask)
+    return ip_to_int(first) & mask == ip_to_int(second) & mask
+
+
+def subnet_of(address, netmask):
+    """'a.b.c.d/p' of the network ``address`` is in."""
+    return '%s/%d' % (int_to_ip(ip_to_int(address) & ip_to_int(netmask)), netmask_prefix(netmask))
+
+
+def npu_state_differences(live, wanted):
+    """Keys of ``wanted`` (address, netmask, gateway, netdetect) whose value differs from ``live``.
+
+    The address and netmask are set together (one hccn_tool call), so a difference in either
+    names both.
+    """
+    changed = [key for key in ('gateway', 'netdetect') if wanted.get(key) and wanted[key] != live.get(key)]
+    if (wanted.get('address') and wanted['address'] != live.get('address')) or \
+            (wanted.get('netmask') and wanted['netmask'] != live.get('netmask')):
+        changed.insert(0, 'address')
+    return changed
+
+
+def conf_differences(conf, live):
+    """{npu_id: [key...]} where /etc/hccn.conf does not hold what is live (the next boot's
+    ``-cfg recovery`` would restore something else). ``live``: {npu_id: {address, netmask, gateway, netdetect}}."""
+    differences = {}
+    for npu_id, values in live.items():
+        saved = conf.get(int(npu_id), {})
+        keys = [key for key in CONF_KEYS if values.get(key) and saved.get(key) != values[key]]
+        if keys:
+            differences[int(npu_id)] = keys
+    return differences

@@ -1,0 +1,319 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: ascend_collect
+short_description: Write a diagnostics bundle of an Ascend NPU node for a support case
+version_added: 1.1.0
+author: npu.ascend maintainers (@npu-ascend)
+description:
+  - Gathers what a support case about an NPU node asks for into one gzip-compressed tar archive at O(dest) on the node,
+    with an C(index.json) that says for every piece where it came from and whether it was collected, cut to its
+    last O(max_file_bytes) (truncated), absent, refused (not a regular file) or failed (a command that failed or
+    did not answer within O(timeout)).
+  - The pieces - C(npu-smi info), C(npu-smi info -l) and C(npu-smi info -t board -i N) for every NPU; the kernel's
+    lines about the NPU driver (C(dmesg)) and its loaded modules (C(/proc/modules)); the installed components'
+    version files and C(/etc/ascend_install.info); the newest installer logs under C(/var/log/ascend_seclog); the
+    device plugin's and npu-exporter's logs; the containerd and Docker configs and the collection's stamps beside
+    them; the collection's own records under C(/var/lib/npu_ascend); the kubelet's journal; C(/etc/os-release),
+    C(uname -a) and C(lspci -d 19e5:).
+  - Every config-like file (the engine configs, the records) is redacted before it is written - passwords, tokens,
+    registry auth and headers, credentials in URLs - by the same redaction the modules' diffs use.
+  - Nothing on the node changes but O(dest). The playbook C(npu.ascend.collect) fetches the archives of the fleet
+    into one on the controller.
+options:
+  dest:
+    description: The archive to write on the node (a C(.tar.gz)); its directory must exist.
+    type: path
+    required: true
+  install_path:
+    description: Where the Ascend packages are installed.
+    type: path
+    default: /usr/local/Ascend
+  containerd_config:
+    description: containerd's main config.
+    type: path
+    default: /etc/containerd/config.toml
+  containerd_drop_in_dir:
+    description: The directory of containerd's drop-in configs.
+    type: path
+    default: /etc/containerd/conf.d
+  docker_config:
+    description: Docker's daemon config.
+    type: path
+    default: /etc/docker/daemon.json
+  max_file_bytes:
+    description: The most any one piece may hold; a longer one keeps its end (the newest log lines).
+    type: int
+    default: 1048576
+  max_log_files:
+    description: The newest files kept of each log directory.
+    type: int
+    default: 20
+  timeout:
+    description: Seconds each command (npu-smi, dmesg, journalctl, lspci) may take before it is stopped.
+    type: int
+    default: 60
+notes:
+  - Supports check mode - it then gathers nothing and reports the archive it would write.
+seealso:
+  - module: npu.ascend.ascend_facts
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    support: none
+    details:
+      - Each run writes a new archive of the node as it is then.
+'''
+
+EXAMPLES = r'''
+- name: Write the node's diagnostics bundle
+  npu.ascend.ascend_collect:
+    dest: /tmp/npu-ascend-collect.tar.gz
+  register: bundle
+
+- name: Bring it to the controller
+  ansible.builtin.fetch:
+    src: "{{ bundle.dest }}"
+    dest: "collect/{{ inventory_hostname }}.tar.gz"
+    flat: true
+'''
+
+RETURN = r'''
+dest:
+  description: The archive written.
+  returned: always
+  type: str
+  sample: /tmp/npu-ascend-collect.tar.gz
+index:
+  description: One entry per piece - C(member) (its path in the archive), C(source), C(status) (V(collected),
+    V(truncated), V(absent), V(refused) or V(failed)), C(bytes), C(detail) and C(redacted).
+  returned: always
+  type: list
+  elements: dict
+counts:
+  description: How many pieces have each status.
+  returned: always
+  type: dict
+  sample: {collected: 31, truncated: 1, absent: 6, refused: 0, failed: 0}
+'''
+
+import glob
+import io
+import json
+import os
+import tarfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, install_state, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader, reboot_marker, timed_command
+from ansible_collections.npu.ascend.plugins.module_utils.config_stamp import stamp_path
+
+_C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
+KILL_AFTER_SECONDS = 5
+LOG_DIRECTORIES = ('/var/log/ascend_seclog', '/var/log/mindx-dl/devicePlugin', '/var/log/mindx-dl/npu-exporter')
+RECORDS_DIR = os.path.dirname(reboot_marker.REBOOT_MARKER_PATH)
+# More than this many files under the records directory means something else lives there.
+MAX_RECORD_FILES = 200
+MAX_BOARDS = 64
+PROC_MODULES = '/proc/modules'
+SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release')
+
+
+class Bundle(object):
+    """The archive's members, kept in memory until written, and the index."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.members = []
+        self.index = []
+
+    def add(self, member, source, data, redacted=False, detail='', cut=False):
+        """``cut``: the data is already the end of something longer."""
+        data, truncated = diagnostics.cap(data, self.limit)
+        truncated = truncated or cut
+        self.members.append((member, data))
+        self.index.append(diagnostics.index_entry(member, source, 'truncated' if truncated else 'collected',
+                                                  len(data), detail, redacted))
+
+    def note(self, member, source, status, detail):
+        self.index.append(diagnostics.index_entry(member, source, status, 0, detail))
+
+    def write(self, dest):
+        temporary = '%s.%d.partial' % (dest, os.getpid())
+        now = time.time()
+        with tarfile.open(temporary, 'w:gz') as archive:
+            for member, data in self.members + [('index.json', json.dumps(self.index, indent=2).encode('utf-8'))]:
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                info.mtime = now
+                info.mode = 0o600
+                archive.addfile(info, io.BytesIO(data))
+        os.chmod(temporary, 0o600)
+        os.rename(temporary, dest)
+
+
+def run(module, bundle, member, argv, transform=None):
+    """Runs argv under timeout and adds its output; a missing tool is absent, a failure failed."""
+    binary = module.get_bin_path(argv[0]) if not os.path.isabs(argv[0]) else argv[0]
+    source = ' '.join(argv)
+    if not binary:
+        bundle.note(member, source, 'absent', '%s is not installed' % argv[0])
+        return None
+    started = time.time()
+    rc, out, err = module.run_command(timed_command.timeout_argv([binary] + list(argv[1:]), module.params['timeout'],
+                                                                 KILL_AFTER_SECONDS), environ_update=_C_LOCALE)
+    if timed_command.stopped_by_timeout(rc, time.time() - started, module.params['timeout']):
+        bundle.note(member, source, 'failed', 'did not answer within %d s' % module.params['timeout'])
+        return None
+    text = transform(out) if transform else out
+    detail = '' if rc == 0 else 'exit %d: %s' % (rc, (err or '').strip()[:400])
+    failure = ('\n' + err) if rc != 0 and err else ''
+    bundle.add(member, source, ((text or '') + failure).encode('utf-8', 'replace'), detail=detail)
+    return out if rc == 0 else None
+
+
+def add_file(bundle, path, tail=False, redact=False):
+    member = diagnostics.member_for_file(path)
+    if not os.path.lexists(path):
+        bundle.note(member, path, 'absent', 'no such file')
+        return
+    cut = False
+    try:
+        if tail:
+            data = bounded_read.read_tail(path, bundle.limit + 1)
+            cut = len(data) > bundle.limit
+            data = data[-bundle.limit:]
+        else:
+            data = bounded_read.read_bytes(path, bounded_read.CONFIG_FILE_LIMIT)
+    except bounded_read.RefusedFile as refusal:
+        bundle.note(member, path, 'refused', str(refusal))
+        return
+    except (OSError, IOError) as error:
+        bundle.note(member, path, 'failed', str(error))
+        return
+    if redact:
+        data = diagnostics.redact(path, data)
+    bundle.add(member, path, data, redacted=redact, cut=cut)
+
+
+def newest_files(directory, count):
+    try:
+        paths = [os.path.join(directory, name) for name in os.listdir(directory)]
+    except OSError:
+        return []
+    regular = [path for path in paths if os.path.isfile(path) and not os.path.islink(path)]
+    return sorted(regular, key=lambda path: os.lstat(path).st_mtime, reverse=True)[:count]
+
+
+def collect_npu_smi(module, bundle):
+    binary = module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS) or 'npu-smi'
+    run(module, bundle, 'npu-smi/info.txt', [binary, 'info'])
+    listing = run(module, bundle, 'npu-smi/info-l.txt', [binary, 'info', '-l'])
+    if listing is None:
+        return
+    try:
+        npus = npu_smi.parse_info_list(listing)['npus'][:MAX_BOARDS]
+    except ValueError as error:
+        bundle.note('npu-smi/board-*.txt', 'npu-smi info -l', 'failed', 'no NPU list to ask for boards: %s' % error)
+        return
+    for npu in npus:
+        argv = [binary, 'info', '-t', 'board', '-i', str(npu['npu_id'])]
+        run(module, bundle, 'npu-smi/board-%d.txt' % npu['npu_id'], argv)
+
+
+def collect_files(module, bundle):
+    params = module.params
+    installed = install_state.read_all_installed(params['install_path'], os.uname()[4])
+    version_files = sorted(set(entry['version_file'] for entry in installed.values()
+                               if entry and entry.get('version_file')))
+    for path in version_files + list(SYSTEM_FILES):
+        add_file(bundle, path)
+    for directory in LOG_DIRECTORIES:
+        logs = newest_files(directory, params['max_log_files'])
+        if not logs:
+            bundle.note(diagnostics.member_for_file(directory) + '/', directory, 'absent', 'no log files')
+        for path in logs:
+            add_file(bundle, path, tail=True)
+    configs = [params['containerd_config'], params['docker_config']]
+    configs += sorted(glob.glob(os.path.join(params['containerd_drop_in_dir'], '*.toml')))
+    for path in configs:
+        add_file(bundle, path, redact=True)
+        if os.path.lexists(stamp_path(path)):
+            add_file(bundle, stamp_path(path), redact=True)
+    records = []
+    for root, _dirs, names in os.walk(RECORDS_DIR):
+        records.extend(os.path.join(root, name) for name in names)
+    for path in sorted(records)[:MAX_RECORD_FILES]:
+        add_file(bundle, path, redact=True)
+    if len(records) > MAX_RECORD_FILES:
+        bundle.note(diagnostics.member_for_file(RECORDS_DIR) + '/', RECORDS_DIR, 'truncated',
+                    '%d files, the first %d kept' % (len(records), MAX_RECORD_FILES))
+
+
+def collect(module, bundle):
+    collect_npu_smi(module, bundle)
+    run(module, bundle, 'kernel/dmesg-npu.txt', ['dmesg'], diagnostics.kernel_lines)
+    if not os.path.exists(PROC_MODULES):
+        bundle.note('kernel/modules-npu.txt', PROC_MODULES, 'absent', 'no loadable modules here (a container?)')
+    else:
+        try:
+            modules = bounded_read.read_bytes(PROC_MODULES).decode('utf-8', 'replace')
+            bundle.add('kernel/modules-npu.txt', PROC_MODULES, diagnostics.driver_modules(modules).encode('utf-8'))
+        except (bounded_read.RefusedFile, OSError, IOError) as error:
+            bundle.note('kernel/modules-npu.txt', PROC_MODULES, 'failed', str(error))
+    run(module, bundle, 'system/uname.txt', ['uname', '-a'])
+    run(module, bundle, 'system/lspci-19e5.txt', ['lspci', '-nn', '-d', '19e5:'])
+    run(module, bundle, 'kubernetes/kubelet-journal.txt', ['journalctl', '--unit', 'kubelet', '--lines', '2000',
+                                                           '--no-pager'])
+    collect_files(module, bundle)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dest=dict(type='path', required=True),
+            install_path=dict(type='path', default='/usr/local/Ascend'),
+            containerd_config=dict(type='path', default='/etc/containerd/config.toml'),
+            containerd_drop_in_dir=dict(type='path', default='/etc/containerd/conf.d'),
+            docker_config=dict(type='path', default='/etc/docker/daemon.json'),
+            max_file_bytes=dict(type='int', default=1024 * 1024),
+            max_log_files=dict(type='int', default=20),
+            timeout=dict(type='int', default=60),
+        ),
+        supports_check_mode=True,
+    )
+    for option in ('max_file_bytes', 'max_log_files', 'timeout'):
+        if module.params[option] <= 0:
+            module.fail_json(msg='%s must be a positive number, got %s' % (option, module.params[option]))
+    dest = module.params['dest']
+    if not os.path.isdir(os.path.dirname(dest) or '.'):
+        module.fail_json(msg='the directory of dest %s does not exist on the node. Fix: create it, or give a dest in an '
+                             'existing directory' % dest)
+    bundle = Bundle(module.params['max_file_bytes'])
+    if module.check_mode:
+        module.exit_json(changed=True, dest=dest, index=[], counts=diagnostics.summary([]))
+    collect(module, bundle)
+    try:
+        bundle.write(dest)
+    except (OSError, IOError, tarfile.TarError) as error:
+        module.fail_json(msg='could not write the diagnostics bundle %s: %s. Fix: free space in its directory or give '
+                             'another dest' % (dest, error))
+    module.exit_json(changed=True, dest=dest, index=bundle.index, counts=diagnostics.summary(bundle.index))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,236 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: hccn
+short_description: Set the RoCE address, gateway and detect address of Huawei Ascend NPUs with hccn_tool
+version_added: 1.1.0
+author: npu.ascend maintainers (@npu-ascend)
+description:
+  - Reads each given NPU's address, netmask, gateway and detect address with C(hccn_tool -g), sets only what
+    differs (C(-ip -s address A netmask M), C(-gateway -s gateway G), C(-netdetect -s address D), in that order,
+    since the gateway and detect address belong to the NPU's subnet), then reads them back and fails when the NPU
+    does not hold what was set.
+  - C(hccn_tool) saves what it sets in C(/etc/hccn.conf), which the driver restores at boot
+    (C(hccn_tool -cfg recovery)); the module reports whether that file now holds what is live
+    (RV(conf_saved)) and warns when it does not.
+  - C(hccn_tool) refuses an address another NPU of the node holds, or one in 192.168.1.0/24 or 192.168.2.0/24;
+    the module then fails with its output. Plan the addresses of the whole fleet first (the C(npu.ascend.hccn)
+    role checks them with P(npu.ascend.hccn_fleet_plan#filter)).
+options:
+  npus:
+    description: The wanted state of each NPU to configure.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      npu:
+        description: The NPU id (C(hccn_tool -i)).
+        type: int
+        required: true
+      address:
+        description: The NPU's address.
+        type: str
+        required: true
+      netmask:
+        description: Its netmask, such as C(255.255.255.0).
+        type: str
+        required: true
+      gateway:
+        description: Its gateway; left as it is when unset.
+        type: str
+      netdetect:
+        description: The address the NPU probes to judge its net health; left as it is when unset.
+        type: str
+  binary_path:
+    description:
+      - Path of C(hccn_tool).
+      - By default C(<install_path>/driver/tools/hccn_tool), then C(/usr/local/bin/hccn_tool).
+    type: path
+  install_path:
+    description: The driver's install path.
+    type: path
+    default: /usr/local/Ascend
+  timeout:
+    description: Seconds each C(hccn_tool) run may take before it is stopped and the module fails.
+    type: int
+    default: 30
+notes:
+  - Needs root (C(become)).
+seealso:
+  - module: npu.ascend.hccn_info
+extends_documentation_fragment:
+  - npu.ascend.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details:
+      - Each NPU's settings before and after, one C(key_N=value) line each as in C(/etc/hccn.conf).
+  idempotent:
+    support: full
+'''
+
+EXAMPLES = r'''
+- name: Give NPU 0 and 1 their addresses
+  npu.ascend.hccn:
+    npus:
+      - npu: 0
+        address: 10.0.0.10
+        netmask: 255.255.255.0
+        gateway: 10.0.0.1
+        netdetect: 10.0.0.1
+      - npu: 1
+        address: 10.0.0.11
+        netmask: 255.255.255.0
+        gateway: 10.0.0.1
+        netdetect: 10.0.0.1
+  become: true
+'''
+
+RETURN = r'''
+changes:
+  description: Per NPU, what was set (or would be, in check mode) - C(npu) and the keys C(address), C(gateway), C(netdetect).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - npu: 0
+      set: [address, netdetect]
+npus:
+  description: Each NPU's settings read back after the change (before it, in check mode).
+  returned: success
+  type: list
+  elements: dict
+conf_saved:
+  description: Whether C(/etc/hccn.conf) holds the live settings of every NPU (null when it cannot be read).
+  returned: success
+  type: bool
+conf_differences:
+  description: Per NPU id, the keys C(/etc/hccn.conf) does not hold as live.
+  returned: success
+  type: dict
+commands:
+  description: The argv of every hccn_tool run.
+  returned: always
+  type: list
+  elements: list
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+
+SETTING_READS = ('address', 'gateway', 'netdetect')
+
+
+def _conf_lines(state):
+    return ''.join('%s_%d=%s\n' % (key, state['npu'], state.get(key) or '')
+                   for key in ('address', 'netmask', 'gateway', 'netdetect'))
+
+
+def _check_wanted(module, wanted):
+    for entry in wanted:
+        for key in ('address', 'netmask', 'gateway', 'netdetect'):
+            if entry.get(key) and hccn_tool.ipv4_problem(entry[key]):
+                module.fail_json(msg='NPU %s %s: %s' % (entry['npu'], key, hccn_tool.ipv4_problem(entry[key])),
+                                 commands=[])
+        if hccn_tool.netmask_prefix(entry['netmask']) is None:
+            module.fail_json(msg='NPU %s netmask %s is not a contiguous netmask' % (entry['npu'], entry['netmask']),
+                             commands=[])
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            npus=dict(type='list', elements='dict', required=True, options=dict(
+                npu=dict(type='int', required=True),
+                address=dict(type='str', required=True),
+                netmask=dict(type='str', required=True),
+                gateway=dict(type='str'),
+                netdetect=dict(type='str'),
+            )),
+            binary_path=dict(type='path'),
+            install_path=dict(type='path', default='/usr/local/Ascend'),
+            timeout=dict(type='int', default=hccn_reader.DEFAULT_TIMEOUT_SECONDS),
+        ),
+        supports_check_mode=True,
+    )
+    if module.params['timeout'] <= 0:
+        module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
+                         commands=[])
+    wanted = module.params['npus']
+    _check_wanted(module, wanted)
+    binary = hccn_reader.find_hccn_tool(module.params['binary_path'], module.params['install_path'])
+    if not binary:
+        module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
+    reader = hccn_reader.HccnReader(module.run_command, binary, module.params['timeout'])
+    try:
+        before = [reader.read_npu(entry['npu'], SETTING_READS) for entry in wanted]
+    except hccn_reader.HccnFailure as failure:
+        module.fail_json(msg=str(failure), commands=reader.commands)
+    changes = []
+    for entry, live in zip(wanted, before):
+        keys = hccn_tool.npu_state_differences(live, entry)
+        if keys:
+            changes.append({'npu': entry['npu'], 'set': keys})
+    diff = {'before': ''.join(_conf_lines(state) for state in before)}
+    after = before
+    if changes and not module.check_mode:
+        by_npu = dict((entry['npu'], entry) for entry in wanted)
+        for change in changes:
+            entry = by_npu[change['npu']]
+            try:
+                if 'address' in change['set']:
+                    reader.set_address(entry['npu'], entry['address'], entry['netmask'])
+                if 'gateway' in change['set']:
+                    reader.set_gateway(entry['npu'], entry['gateway'])
+                if 'netdetect' in change['set']:
+                    reader.set_netdetect(entry['npu'], entry['netdetect'])
+            except hccn_reader.HccnFailure as failure:
+                module.fail_json(msg='setting NPU %s (%s) was refused: %s' % (entry['npu'], ', '.join(change['set']), failure),
+                                 changes=changes, commands=reader.commands)
+        try:
+            after = [reader.read_npu(entry['npu'], SETTING_READS) for entry in wanted]
+        except hccn_reader.HccnFailure as failure:
+            module.fail_json(msg=str(failure), changes=changes, commands=reader.commands)
+        for entry, live in zip(wanted, after):
+            left = hccn_tool.npu_state_differences(live, entry)
+            if left:
+                module.fail_json(msg='NPU %s does not hold its %s after hccn_tool set it (it reads %s); fix: look at the '
+                                     'driver log (/var/log/npu/slog) and run hccn_tool -i %s -ip -g by hand'
+                                 % (entry['npu'], ', '.join(left), dict((key, live.get(key)) for key in left), entry['npu']),
+                                 changes=changes, npus=after, commands=reader.commands)
+    elif changes:
+        after = []
+        for entry, live in zip(wanted, before):
+            planned = dict(live)
+            planned.update(dict((key, entry[key]) for key in ('address', 'netmask', 'gateway', 'netdetect') if entry.get(key)))
+            after.append(planned)
+    diff['after'] = ''.join(_conf_lines(state) for state in after)
+    conf = hccn_reader.read_conf()
+    differences = hccn_tool.conf_differences(conf or {}, dict((state['npu'], state) for state in after)) \
+        if conf is not None else {}
+    conf_saved = None if conf is None else not differences
+    if conf_saved is False and not module.check_mode:
+        module.warn('/etc/hccn.conf does not hold the live %s: the next boot (hccn_tool -cfg recovery) would restore '
+                    'other ones; fix: set them again with hccn_tool -i N -ip|-gateway|-netdetect -s ..., which saves '
+                    'what it sets, and check that /etc/hccn.conf is writable'
+                    % '; '.join('NPU %s %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items())))
+    result = dict(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
+                  conf_differences=differences, commands=reader.commands)
+    if module._diff:
+        result['diff'] = diff
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,355 @@
+"""Fake ``hccn_tool`` of the sandbox (installed by the fake driver as
+<install path>/driver/tools/hccn_tool, linked from /usr/local/bin/hccn_tool).
+
+It configures and reads the simulated RoCE port of each NPU the way Huawei's tool does (facts in
+docs/hccn.md): live state in /run (lost at a reboot, like the device's), saved state in
+/etc/hccn.conf (root:root 0640, one ``<key>_<npu>=<value>`` line per key), ``-cfg recovery``
+(run at boot by the driver's unit) restores the live state from the file.
+
+Between nodes: the nodes of one fabric (host variable ``sandbox_fabric``) share a directory the host
+made, /var/lib/ascend-sandbox-fabric: ``fabric.json`` (written by the host: the switch ports each
+NPU is cabled to, the addresses that answer, such as gateways), ``faults/<node>.json`` (copies of
+each node's faults, written by the host) and ``state/<node>.json`` (each node's live addresses,
+written by that node's hccn_tool). A ping and a net health read of one node therefore depend on
+the other nodes' configuration.
+
+Not backed by a public transcript, so chosen by us (sandbox/README.md, "hccn_tool"): the messages
+of a refusal and their exit code 1, ``Cmd executed successfully!`` after every set (seen after
+``-tls -s``), an unset address printed as 0.0.0.0, no line per lost ping packet, the net health
+of a detect address that does not answer (``Receive timeout``) or is outside the subnet
+(``Unreachable``), and that pings to an address two nodes hold are answered by neither.
+"""
+
+import ipaddress
+import os
+import random
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, "/usr/local/dcmi")
+
+import ascend_sim  # noqa: E402  (found next to this file in the payload, in /usr/local/dcmi on a node)
+
+CONF_FILE = "/etc/hccn.conf"
+LIVE_FILE = "/run/ascend-sandbox/hccn-live.json"
+FABRIC_DIR = "/var/lib/ascend-sandbox-fabric"
+RESERVED = [ipaddress.ip_network("192.168.1.0/24"), ipaddress.ip_network("192.168.2.0/24")]
+# Older A1 servers in SMP mode also refuse 192.168.3.0/24 to 192.168.5.0/24.
+RESERVED_A1 = [ipaddress.ip_network("192.168.%d.0/24" % third) for third in (3, 4, 5)]
+CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
+DONE = "Cmd executed successfully!"
+PING_COUNT = 3
+
+
+class HccnFailure(Exception):
+    def __init__(self, message, exit_code=1):
+        Exception.__init__(self, message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def node_name():
+    return os.uname()[1]
+
+
+def npu_ids(hardware):
+    return [npu.get("npu_id") for npu in hardware.get("npus", [])]
+
+
+# --- state ----------------------------------------------------------------------------------
+
+def read_conf(path=CONF_FILE):
+    """{npu: {key: value}} from /etc/hccn.conf (lines `key_N=value`), plus the lines as read."""
+    npus, lines = {}, []
+    try:
+        with open(path) as handle:
+            lines = handle.read().splitlines()
+    except (IOError, OSError):
+        pass
+    for line in lines:
+        key, separator, value = line.partition("=")
+        name, npu = key.strip().rpartition("_")[::2]
+        if separator and name and npu.isdigit():
+            npus.setdefault(int(npu), {})[name] = value.strip()
+    return npus, lines
+
+
+def write_conf_value(npu, key, value, path=CONF_FILE):
+    """Sets `key_npu=value` in place (other lines kept), as hccn_tool does after a set."""
+    lines = read_conf(path)[1]
+    wanted = "%s_%d=%s" % (key, npu, value)
+    prefix = "%s_%d=" % (key, npu)
+    replaced = False
+    for index, line in enumerate(lines):
+        if line.strip().startswith(prefix):
+            lines[index] = wanted
+            replaced = True
+    if not replaced:
+        lines.append(wanted)
+    temporary = path + ".tmp"
+    with open(temporary, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.chmod(temporary, 0o640)
+    os.chown(temporary, 0, 0)
+    os.replace(temporary, path)
+
+
+def read_live():
+    return {int(npu): values for npu, values in (ascend_sim.read_json(LIVE_FILE, {}) or {}).items()}
+
+
+def write_live(live):
+    ascend_sim.write_json_atomic(LIVE_FILE, {str(npu): values for npu, values in live.items()})
+    publish(live)
+
+
+def publish(live):
+    """This node's live addresses, for the other nodes of the fabric."""
+    if os.path.isdir(os.path.join(FABRIC_DIR, "state")):
+        ascend_sim.write_json_atomic(os.path.join(FABRIC_DIR, "state", node_name() + ".json"),
+                                     {str(npu): values for npu, values in live.items()})
+
+
+def fabric():
+    return ascend_sim.read_json(os.path.join(FABRIC_DIR, "fabric.json"), {}) or {}
+
+
+def node_faults(node):
+    if node == node_name():
+        return ascend_sim.load_faults()
+    return ascend_sim.read_json(os.path.join(FABRIC_DIR, "faults", node + ".json"), {}) or {}
+
+
+def fabric_nodes():
+    """{node: live state} of every node of the fabric (this one read directly)."""
+    nodes = {}
+    state_dir = os.path.join(FABRIC_DIR, "state")
+    if os.path.isdir(state_dir):
+        for name in sorted(os.listdir(state_dir)):
+            if name.endswith(".json"):
+                data = ascend_sim.read_json(os.path.join(state_dir, name), {}) or {}
+                nodes[name[:-5]] = {int(npu): values for npu, values in data.items()}
+    nodes[node_name()] = read_live()
+    return nodes
+
+
+# --- the port's condition ---------------------------------------------------------------------
+
+def _npu_list(value):
+    return [int(npu) for npu in value or []]
+
+
+def link_up(node, npu, live_values):
+    faults = node_faults(node)
+    if npu in _npu_list(faults.get("hccn_link_down")):
+        return False
+    return (live_values or {}).get("link", "up") != "down"
+
+
+def swapped(node, npu):
+    return any(npu in [int(member) for member in pair] for pair in node_faults(node).get("hccn_swapped_cables") or [])
+
+
+def holders(address):
+    """(node, npu) of every NPU of the fabric holding ``address``."""
+    found = []
+    for node, live in fabric_nodes().items():
+        for npu, values in live.items():
+            if values.get("address") == address:
+                found.append((node, npu))
+    return found
+
+
+def answers(address, asker_node):
+    """Whether ``address`` answers on the fabric: a gateway or other fabric address, or one NPU
+    (exactly one) whose link is up and whose cable sits where the plan says."""
+    if address in (fabric().get("answering") or []):
+        return not node_faults(asker_node).get("hccn_detect_unanswered")
+    found = holders(address)
+    if len(found) != 1:
+        return False
+    node, npu = found[0]
+    return link_up(node, npu, fabric_nodes().get(node, {}).get(npu)) and not swapped(node, npu)
+
+
+def net_health(npu, live_values):
+    me = node_name()
+    override = (node_faults(me).get("hccn_net_health") or {}).get(str(npu))
+    if override:
+        return override
+    if not live_values or not live_values.get("address"):
+        return "Init"
+    if not link_up(me, npu, live_values):
+        return "Fault"
+    detect = live_values.get("netdetect")
+    if not detect:
+        return "Init"
+    network = ipaddress.ip_network("%s/%s" % (live_values["address"], live_values["netmask"]), strict=False)
+    if ipaddress.ip_address(detect) not in network:
+        return "Unreachable"
+    if len(holders(live_values["address"])) > 1:
+        return "Fault"
+    if swapped(me, npu):
+        # The port still reaches the switch and the detect address; only the peers behind it are wrong.
+        return "Success"
+    return "Success" if answers(detect, me) else "Receive timeout"
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+def check_address(text, what):
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        raise HccnFailure("Tool set device %s is invalid." % what)
+
+
+def set_ip(npu, args, live, hardware):
+    if len(args) != 4 or args[0] != "address" or args[2] != "netmask":
+        raise HccnFailure("Parameter error. Usage: hccn_tool -i <npu> -ip -s address <A> netmask <M>")
+    address = check_address(args[1], "ipaddr")
+    try:
+        network = ipaddress.ip_network("%s/%s" % (args[1], args[3]), strict=False)
+    except ValueError:
+        raise HccnFailure("Tool set device netmask is invalid.")
+    reserved = RESERVED + (RESERVED_A1 if str(hardware.get("chip_family")) == "910" else [])
+    if any(network.overlaps(subnet) for subnet in reserved):
+        raise HccnFailure("Ipaddr conflict.")
+    for other, values in live.items():
+        if other != npu and values.get("address") == str(address):
+            raise HccnFailure("Ipaddr conflict.")
+    values = live.setdefault(npu, {})
+    values.update({"address": str(address), "netmask": args[3]})
+    write_live(live)
+    write_conf_value(npu, "address", str(address))
+    write_conf_value(npu, "netmask", args[3])
+
+
+def set_single(npu, args, live, key, conf_key):
+    if len(args) != 2 or args[0] not in ("address", "gateway"):
+        raise HccnFailure("Parameter error.")
+    address = check_address(args[1], key)
+    live.setdefault(npu, {})[key] = str(address)
+    write_live(live)
+    write_conf_value(npu, conf_key, str(address))
+
+
+def show_address(value):
+    return value or "0.0.0.0"
+
+
+def ping(npu, args, live):
+    if len(args) < 2 or args[0] != "address":
+        raise HccnFailure("Parameter error. Usage: hccn_tool -i <npu> -ping -g address <A>")
+    target = str(check_address(args[1], "ipaddr"))
+    values = live.get(npu) or {}
+    me = node_name()
+    lines = ["device %d PING %s" % (npu, target)]
+    reachable = (values.get("address") and link_up(me, npu, values) and not swapped(me, npu)
+                 and answers(target, me) and target != values.get("address"))
+    if reachable:
+        network = ipaddress.ip_network("%s/%s" % (values["address"], values["netmask"]), strict=False)
+        reachable = ipaddress.ip_address(target) in network or bool(values.get("gateway"))
+    received = PING_COUNT if reachable else 0
+    generator = random.Random("%s-%d-%s" % (me, npu, target))
+    for seq in range(received):
+        lines.append("recv seq=%d,time=%.6fms" % (seq, generator.uniform(0.05, 0.2)))
+    lines.append("%d packets transmitted, %d received, %.2f%% packet loss"
+                 % (PING_COUNT, received, 100.0 * (PING_COUNT - received) / PING_COUNT))
+    return "\n".join(lines)
+
+
+def lldp(npu):
+    ports = (fabric().get("ports") or {}).get(node_name()) or {}
+    port = ports.get(str(npu))
+    # No link, no LLDP frames from the switch.
+    if port is None or not link_up(node_name(), npu, read_live().get(npu)):
+        raise HccnFailure("lldp info is not available.")
+    for pair in node_faults(node_name()).get("hccn_swapped_cables") or []:
+        pair = [int(member) for member in pair]
+        if npu in pair:
+            port = ports.get(str(pair[1] if npu == pair[0] else pair[0]), port)
+    return "\n".join(["Chassis ID TLV", "\tMAC: %s" % (fabric().get("switch_mac") or "00:00:5e:00:53:01"),
+                      "Port ID TLV", "\tIfname: %s" % port, "Maximum Frame Size TLV", "\t9216"])
+
+
+def recovery(ids, live):
+    conf = read_conf()[0]
+    for npu in ids:
+        saved = conf.get(npu, {})
+        values = {"link": "up"}
+        for key, conf_key in (("address", "address"), ("netmask", "netmask"), ("gateway", "gateway"),
+                              ("netdetect", "netdetect")):
+            if saved.get(conf_key):
+                values[key] = saved[conf_key]
+        live[npu] = values
+    write_live(live)
+
+
+def run(argv):
+    hardware = ascend_sim.load_hardware()
+    if not hardware.get("roce"):
+        raise HccnFailure("This device does not support hccn_tool (no RoCE port).")
+    if ascend_sim.driver_reboot_pending() or not ascend_sim.installed_driver_version():
+        raise HccnFailure("dsmi get device info failed. ret is %d" % -8005)
+    ids = npu_ids(hardware)
+    live = read_live()
+    if argv[:2] == ["-cfg", "recovery"]:
+        recovery(ids, live)
+        return DONE
+    if len(argv) < 4 or argv[0] != "-i":
+        raise HccnFailure("Parameter error. Usage: hccn_tool -i <npu> -<command> -g|-s ...")
+    try:
+        npu = int(argv[1])
+    except ValueError:
+        raise HccnFailure("Parameter error: invalid device id %s." % argv[1])
+    if npu not in ids:
+        raise HccnFailure("Device id %d is invalid." % npu)
+    command, mode, args = argv[2], argv[3], argv[4:]
+    values = live.get(npu) or {}
+    if command == "-cfg" and mode == "recovery":
+        recovery([npu], live)
+        return DONE
+    if mode == "-g":
+        if command == "-ip":
+            return "ipaddr:%s\nnetmask:%s" % (show_address(values.get("address")), show_address(values.get("netmask")))
+        if command == "-netdetect":
+            return "netdetect addr: %s" % show_address(values.get("netdetect"))
+        if command == "-gateway":
+            return "default gateway:%s, Iface:eth%d" % (show_address(values.get("gateway")), npu)
+        if command == "-link":
+            return "link status: %s" % ("UP" if link_up(node_name(), npu, values) else "DOWN")
+        if command == "-net_health":
+            return "net health status: %s" % net_health(npu, values)
+        if command == "-ping":
+            return ping(npu, args, live)
+        if command == "-lldp":
+            return lldp(npu)
+    if mode == "-s":
+        if command == "-ip":
+            set_ip(npu, args, live, hardware)
+            return DONE
+        if command == "-gateway":
+            set_single(npu, args, live, "gateway", "gateway")
+            return DONE
+        if command == "-netdetect":
+            set_single(npu, args, live, "netdetect", "netdetect")
+            return DONE
+        if command == "-link" and args in (["up"], ["down"]):
+            live.setdefault(npu, {})["link"] = args[0]
+            write_live(live)
+            return DONE
+    raise HccnFailure("Parameter error: unsupported command %s %s." % (command, mode))
+
+
+def main(argv=None):
+    try:
+        print(run(list(sys.argv[1:] if argv is None else argv)))
+        return 0
+    except HccnFailure as failure:
+        print(failure.message)
+        return failure.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+"""What the modules ship to every node: the module_utils they import, transitively. The controller-side
+helpers (the Kubernetes labels, the planner's judgements) stay on the controller."""
+import os
+import re
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils')
+_IMPORT = re.compile(r'^from ansible_collections\.npu\.ascend\.plugins\.module_utils(?:\.(\w+))? import '
+                     r'(\([^)]*\)|[\w, ]+)', re.MULTILINE)
+CONTROLLER_ONLY = {'npu_labels'}
+
+
+def _imported(path):
+    with open(path, encoding='utf-8') as handle:
+        text = handle.read()
+    names = set()
+    for module, imported in _IMPORT.findall(text):
+        if module:
+            names.add(module)
+        else:
+            names.update(name.strip() for name in imported.replace('(', ' ').replace(')', ' ').split(',') if name.strip())
+    return names
+
+
+def _shipped(path):
+    shipped, todo = set(), list(_imported(path))
+    while todo:
+        name = todo.pop()
+        if name in shipped or not os.path.exists(os.path.join(MODULE_UTILS, name + '.py')):
+            continue
+        shipped.add(name)
+        todo.extend(_imported(os.path.join(MODULE_UTILS, name + '.py')))
+    return shipped
+
+
+def test_no_module_ships_a_controller_only_helper():
+    modules_dir = os.path.join(REPO_ROOT, 'plugins', 'modules')
+    shipped = dict((name, _shipped(os.path.join(modules_dir, name)) & CONTROLLER_ONLY)
+                   for name in os.listdir(modules_dir) if name.endswith('.py'))
+    assert dict((name, found) for name, found in shipped.items() if found) == {}
+    # The check sees imports at all: the probe ships the npu-smi parser.
+    assert 'npu_smi' in _shipped(os.path.join(modules_dir, 'ascend_facts.py'))
