@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT
+from conftest import COLLECTIONS_ROOT, playbook_binary
 
 HOSTS = ['node-%d' % number for number in range(1, 6)]
 PLAYBOOK = '''
@@ -50,15 +50,6 @@ PLAYBOOK = '''
 PROGRESS = re.compile(r'^\[(?P<play>[^\]]+)\] \| task (?P<number>\d+): ')
 
 
-def _playbook_binary():
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    if not os.path.exists(binary):
-        binary = shutil.which('ansible-playbook')
-    if not binary:
-        pytest.skip('ansible-playbook is not installed beside this Python')
-    return binary
-
-
 @pytest.fixture(scope='module')
 def fleet(tmp_path_factory):
     if not shutil.which('ssh'):
@@ -75,7 +66,7 @@ def fleet(tmp_path_factory):
                    if not key.startswith(('ANSIBLE_FORCE_COLOR', 'ANSIBLE_STDOUT_CALLBACK', 'ANSIBLE_FLEET_')))
         env.update(ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_LOCALHOST_WARNING='0', LC_ALL='C.UTF-8',
                    ANSIBLE_SSH_ARGS='-o ConnectTimeout=5', **environment)
-        completed = subprocess.run([_playbook_binary(), '-i', 'hosts.ini', 'pb.yml'], cwd=str(directory), env=env,
+        completed = subprocess.run([playbook_binary(), '-i', 'hosts.ini', 'pb.yml'], cwd=str(directory), env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                    timeout=300, check=False)
         return completed.returncode, completed.stdout

@@ -9,13 +9,11 @@ The plays are those of site.yml and kubernetes.yml, listed here the same way, so
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 
 import pytest
 
-from conftest import COLLECTIONS_ROOT
+from conftest import COLLECTIONS_ROOT, playbook_binary
 
 STAGES = ('preflight', 'host_stack', 'kubernetes', 'report')
 INVENTORY = '''
@@ -34,15 +32,6 @@ SUMMARY = "npu.ascend.outcome : Summarise how the run ended for every node"
 REPORT = "npu.ascend.fleet_report : Write the report on the controller"
 
 
-def _playbook_binary():
-    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    if not os.path.exists(binary):
-        binary = shutil.which('ansible-playbook')
-    if not binary:
-        pytest.skip('ansible-playbook is not installed beside this Python')
-    return binary
-
-
 @pytest.fixture(scope='module')
 def listing(tmp_path_factory):
     """List a playbook of the installed collection: per play its name, tags, host count and tasks."""
@@ -54,7 +43,7 @@ def listing(tmp_path_factory):
         key = (playbook,) + options
         if key not in cache:
             env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_ROOT, ANSIBLE_NOCOLOR='1', LC_ALL='C.UTF-8')
-            argv = [_playbook_binary(), '-i', str(inventory), 'npu.ascend.' + playbook, '--list-hosts',
+            argv = [playbook_binary(), '-i', str(inventory), 'npu.ascend.' + playbook, '--list-hosts',
                     '--list-tasks'] + list(options)
             completed = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        universal_newlines=True, timeout=120, check=False)
