@@ -36,7 +36,7 @@ def _module_utils(name):
 
 
 npu_metrics = _module_utils('npu_metrics')
-parse_info = _module_utils('npu_smi').parse_info
+npu_smi = _module_utils('npu_smi')
 ROLE = REPO_ROOT / 'roles' / 'exporter'
 DASHBOARD = json.loads((ROLE / 'files' / 'npu-ascend-dashboard.json').read_text(encoding='utf-8'))
 SAMPLES = REPO_ROOT / 'tests' / 'fixtures' / 'samples' / 'npu-smi'
@@ -77,7 +77,9 @@ def _with_panel(expr, title='Broken panel'):
 def test_a_panel_on_a_metric_nobody_exports_is_reported():
     every_metric = {name: [{'node': 'n1'}] for name in (
         'machine_npu_nums', 'npu_chip_info_health_status', 'npu_chip_info_temperature', 'npu_chip_info_power',
-        'npu_chip_info_utilization', 'npu_chip_info_hbm_used_memory', 'npu_chip_info_hbm_total_memory')}
+        'npu_chip_info_utilization', 'npu_chip_info_hbm_used_memory', 'npu_chip_info_hbm_total_memory',
+        # npu-exporter's, on training nodes with RoCE ports (docs/hccn.md).
+        'npu_chip_info_link_status')}
     query, label_values = _fake_prometheus(every_metric)
     assert prometheus.check_dashboard(DASHBOARD, query, label_values) == []
     problems = prometheus.check_dashboard(_with_panel('npu_chip_info_nobody_exports{node=~"$node"}'),
@@ -105,8 +107,11 @@ def render_rules(**overrides):
 
 
 class _Exposition(http.server.BaseHTTPRequestHandler):
-    """Serves /metrics/<node>: the textfile program's rendering of the node's sample, unhealthy chips applied."""
+    """Serves /metrics/<node>: the textfile program's rendering of the node's sample, unhealthy chips applied;
+    for a training node also each chip's RoCE link as npu-exporter reports it (links: chip position -> 1 up, 0
+    down), the one series of the dashboard that no textfile carries."""
     nodes = {}
+    links = {}
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         node = self.path.rsplit('/', 1)[-1]
@@ -114,12 +119,18 @@ class _Exposition(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         sample, unhealthy = self.nodes[node]
-        info = parse_info((SAMPLES / sample).read_text(encoding='utf-8'))
+        info = npu_smi.parse_info((SAMPLES / sample).read_text(encoding='utf-8'))
         # The label id is the chip's position in the table (the N of /dev/davinciN).
         for index, chip in enumerate(info['chips']):
             if index in unhealthy:
                 chip['health'] = 'Critical'
-        body = npu_metrics.render(info, scrape_time=time.time()).encode()
+                chip['healthy'] = npu_smi.chip_is_healthy(chip)
+        text = npu_metrics.render(info, scrape_time=time.time())
+        if node in self.links:
+            text += '# TYPE npu_chip_info_link_status gauge\n' + ''.join(
+                'npu_chip_info_link_status{id="%d"} %d\n' % (index, status)
+                for index, status in sorted(self.links[node].items()))
+        body = text.encode()
         self.send_response(200)
         self.send_header('Content-Type', 'text/plain; version=0.0.4')
         self.send_header('Content-Length', str(len(body)))
@@ -135,11 +146,14 @@ def scraped(tmp_path_factory):
     """A Prometheus scraping two nodes (an A2 and a 300I Duo sample) every second, with the role's rules."""
     if not os.access(prometheus.binary_path(), os.X_OK):
         pytest.fail('no Prometheus: run tests/k8s/build.sh (the control plane fixture would too)')
-    _Exposition.nodes = {'test-a2': ('910B4_25.0.rc1.1_info.txt', set()), 'test-duo': ('310P3_25.5.2_info.txt', set())}
+    _Exposition.nodes = {'test-a2': ('910B4_25.0.rc1.1_info.txt', set()), 'test-duo': ('310P3_25.5.2_info.txt', set()),
+                         'test-train': ('910B3_24.1.rc2_info-with-processes.txt', set())}
+    _Exposition.links = {'test-train': dict((index, 1) for index in range(8))}
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Exposition)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     directory = tmp_path_factory.mktemp('prometheus')
-    (directory / 'rules.yml').write_text(render_rules(exporter_prometheus_job='node', exporter_alert_unhealthy_for='2s'))
+    (directory / 'rules.yml').write_text(render_rules(exporter_prometheus_job='node', exporter_alert_unhealthy_for='2s',
+                                                      exporter_alert_link_down_for='2s'))
     config = {
         'global': {'scrape_interval': '1s', 'evaluation_interval': '1s'},
         'rule_files': [str(directory / 'rules.yml')],
@@ -152,8 +166,8 @@ def scraped(tmp_path_factory):
     running = prometheus.Prometheus(directory / 'state')
     running.up(directory / 'prometheus.yml')
     try:
-        prometheus._wait('both nodes scraped', lambda: (
-            len(running.query('machine_npu_nums{job="node"}')) == 2, running.targets()), timeout=60)
+        prometheus._wait('every node scraped', lambda: (
+            len(running.query('machine_npu_nums{job="node"}')) == len(_Exposition.nodes), running.targets()), timeout=60)
         yield running
     finally:
         running.down()
@@ -191,3 +205,20 @@ def test_an_unhealthy_chip_fires_the_alert_on_its_node_only(scraped):
     finally:
         _Exposition.nodes['test-a2'] = ('910B4_25.0.rc1.1_info.txt', set())
     prometheus._wait('the alert resolved', lambda: (unhealthy_alerts() == [], unhealthy_alerts()), timeout=60)
+
+
+def test_a_roce_link_down_fires_the_alert_on_its_node_and_chip_only(scraped):
+    def link_alerts():
+        return [alert for alert in scraped.alerts() if alert['labels']['alertname'] == 'AscendNpuRoceLinkDown']
+
+    time.sleep(4)
+    assert link_alerts() == []
+    _Exposition.links['test-train'][5] = 0
+    try:
+        firing = prometheus._wait('the alert firing', lambda: (
+            [a for a in link_alerts() if a['state'] == 'firing'], link_alerts()), timeout=60)
+        assert [(alert['labels']['node'], alert['labels']['id']) for alert in firing] == [('test-train', '5')]
+        assert firing[0]['annotations']['summary'] == 'The RoCE link of NPU chip 5 on test-train is down'
+    finally:
+        _Exposition.links['test-train'][5] = 1
+    prometheus._wait('the alert resolved', lambda: (link_alerts() == [], link_alerts()), timeout=60)
