@@ -8,7 +8,8 @@ containerd's and Docker's image stores and systemd's runtime state (they change 
 containers run), /var/log and /root/log (Huawei's installers keep their logs by design: the
 driver's and firmware's under /var/log/ascend_seclog, makeself's --check log under
 ~/log/makeself), the sandbox's simulated hardware state under /var/lib/ascend-sandbox (the fake
-firmware's "running" record), the shadow files' "-" backups that useradd and userdel rewrite, Ansible's own
+firmware's "running" record), /etc/hccn.conf (the NPUs' network configuration the driver writes,
+which uninstall keeps on purpose: docs/operations.md), the shadow files' "-" backups that useradd and userdel rewrite, Ansible's own
 temporary directories (~/.ansible of root and of the login user ops),
 and the dynamic linker's cache, rebuilt by every ldconfig.
 
@@ -28,7 +29,7 @@ import sys
 TREES = ['/etc', '/usr/local', '/opt', '/home', '/root', '/var/lib', '/var/cache/npu_ascend', '/lib/modules']
 SKIPPED = ['/var/lib/apt', '/var/lib/dpkg', '/var/lib/containerd', '/var/lib/docker', '/var/lib/systemd',
            '/var/lib/ucf', '/etc/ld.so.cache', '/root/.ansible', '/var/lib/dhcp', '/var/lib/private',
-           '/root/.cache', '/var/lib/ascend-sandbox', '/root/log', '/home/ops/.ansible']
+           '/root/.cache', '/var/lib/ascend-sandbox', '/root/log', '/home/ops/.ansible', '/etc/hccn.conf']
 BACKUPS = ['/etc/passwd-', '/etc/group-', '/etc/shadow-', '/etc/gshadow-', '/etc/subuid-', '/etc/subgid-']
 
 
