@@ -65,6 +65,17 @@ def _npu_ids(info):
     return seen
 
 
+def reader_for(params, get_bin_path, run_command):
+    """The reader that the binary_path and timeout options of the npu-smi modules ask for (npu_smi_info,
+    npu_vnpu); ValueError with the message the module fails with."""
+    if params['timeout'] <= 0:
+        raise ValueError('timeout must be a positive number of seconds, got %s' % params['timeout'])
+    binary = params['binary_path'] or get_bin_path('npu-smi', opt_dirs=NPU_SMI_DIRS)
+    if not binary:
+        raise ValueError('npu-smi not found in PATH, %s; is the NPU driver installed?' % ', '.join(NPU_SMI_DIRS))
+    return NpuSmiReader(run_command, binary, params['timeout'])
+
+
 class NpuSmiReader(object):
     """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
     timeout(1); every argv run is kept in ``commands``."""

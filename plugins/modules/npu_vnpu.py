@@ -319,14 +319,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if module.params['timeout'] <= 0:
-        module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
-                         commands=[])
-    binary = module.params['binary_path'] or module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
-    if not binary:
-        module.fail_json(msg='npu-smi not found in PATH, %s; is the NPU driver installed?'
-                         % ', '.join(npu_smi_reader.NPU_SMI_DIRS), commands=[])
-    reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['timeout'])
+    try:
+        reader = npu_smi_reader.reader_for(module.params, module.get_bin_path, module.run_command)
+    except ValueError as problem:
+        module.fail_json(msg=str(problem), commands=[])
     if not module.check_mode:
         # Held until this process exits (the kernel releases it then, also when the run is killed).
         try:
