@@ -24,7 +24,7 @@ description:
     installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
     the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
     while that tag is the current boot's.
-  - Reports whether the NPU RoCE fabric gate of the C(npu.ascend.hccn) role passed for the configuration that is
+  - Reports whether the NPU RoCE fabric gate of the P(npu.ascend.hccn#role) role passed for the configuration that is
     live (RV(ansible_facts.ascend.fabric)), reading the role's marker and C(/etc/hccn.conf) with the same bounded,
     non-blocking reads; a damaged marker is a state of its own, never a failure.
   - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text, holds a
@@ -316,7 +316,7 @@ ansible_facts:
           sample: {tomlkit: true}
         fabric:
           description:
-            - The verdict of the NPU RoCE fabric gate the C(npu.ascend.hccn) role last recorded on the node
+            - The verdict of the NPU RoCE fabric gate the P(npu.ascend.hccn#role) role last recorded on the node
               (C(/var/lib/npu_ascend/hccn-fabric.json)), judged against what is live - C(state) V(passed) (the gate
               passed and C(/etc/hccn.conf) is still the file it checked, with the same SHA-256 and the same address,
               netmask, gateway and detect address per NPU), V(failed) (the last gate failed), V(changed) (the NPU
@@ -324,7 +324,7 @@ ansible_facts:
               recorded) or V(damaged) (the marker cannot be read).
             - C(verdict) is the recorded one (V(passed), V(failed) or null), C(reason) why the state is not V(passed)
               (with the fix), C(marker) the file, C(npus) the NPU ids the gate checked.
-            - M(npu.ascend.k8s_node) labels a training node C(<domain>/fabric=passed) only while C(state) is V(passed).
+            - The P(npu.ascend.k8s_node#role) role labels a training node C(<domain>/fabric=passed) only while C(state) is V(passed).
           type: dict
           returned: always
           sample: {state: passed, verdict: passed, reason: null, marker: /var/lib/npu_ascend/hccn-fabric.json,
