@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.hccn_roce_model``, ``hccn_fleet_plan`` and ``hccn_gate_problems``; documentation
-in their .yml files."""
+"""Filters ``npu.ascend.hccn_roce_model``, ``hccn_fleet_plan``, ``hccn_gate_problems`` and
+``hccn_fabric_marker``; documentation in their .yml files."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -52,6 +52,26 @@ def hccn_gate_problems(host_vars, host, play_hosts):
         raise AnsibleFilterError('hccn_gate_problems: %s' % error)
 
 
+def hccn_fabric_marker(verdict, configured):
+    """The text of the node's fabric marker: the gate's ``verdict`` (``passed`` and ``problems``, as the hccn
+    role's ``hccn_fabric``) on what the ``npu.ascend.hccn`` module left (its result: ``npus``, ``conf_sha256``)."""
+    from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+    if not isinstance(verdict, dict) or 'passed' not in verdict:
+        raise AnsibleFilterError('hccn_fabric_marker expects the gate verdict (a dict with passed and problems), got %r'
+                                 % (verdict,))
+    if not isinstance(configured, dict) or not isinstance(configured.get('npus'), list):
+        raise AnsibleFilterError('hccn_fabric_marker expects the result of npu.ascend.hccn (with npus and conf_sha256)')
+    passed = verdict['passed']
+    if isinstance(passed, str):
+        passed = passed.strip().lower() in ('true', 'yes', '1')
+    try:
+        marker = fabric_marker.build_marker(bool(passed), configured['npus'], configured.get('conf_sha256'),
+                                            verdict.get('problems') or [])
+    except (ValueError, TypeError, KeyError) as error:
+        raise AnsibleFilterError('hccn_fabric_marker: %s' % error)
+    return fabric_marker.marker_text(marker)
+
+
 class FilterModule(object):
     """HCCN (NPU RoCE network) filters."""
 
@@ -60,4 +80,5 @@ class FilterModule(object):
             'hccn_roce_model': hccn_roce_model,
             'hccn_fleet_plan': hccn_fleet_plan,
             'hccn_gate_problems': hccn_gate_problems,
+            'hccn_fabric_marker': hccn_fabric_marker,
         }

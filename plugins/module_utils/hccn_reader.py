@@ -15,6 +15,8 @@ import os
 import re
 import time
 
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 
@@ -159,10 +161,17 @@ class HccnReader(object):
         return self.run('-i', npu, '-netdetect', '-s', 'address', address)
 
 
+def read_conf_and_digest(path=None):
+    """``(parsed, sha256)`` of /etc/hccn.conf, ``(None, None)`` when it is absent or cannot be read (with
+    the bounded reader: a FIFO or a huge file there is not read). The SHA-256 is what the hccn role's
+    fabric marker records (fabric_marker.py)."""
+    try:
+        data = bounded_read.read_bytes(path or HCCN_CONF)
+    except (IOError, OSError, ValueError):
+        return None, None
+    return hccn_tool.parse_hccn_conf(data.decode('utf-8', 'replace')), fabric_marker.conf_sha256(data)
+
+
 def read_conf(path=None):
     """/etc/hccn.conf parsed, or None when it is absent or unreadable."""
-    try:
-        with open(path or HCCN_CONF) as handle:
-            return hccn_tool.parse_hccn_conf(handle.read())
-    except (IOError, OSError):
-        return None
+    return read_conf_and_digest(path)[0]

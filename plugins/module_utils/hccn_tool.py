@@ -22,6 +22,11 @@ NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Receive timeout', 'Unreachable
                        'Init', 'Thread error', 'Detect ip set')
 NET_HEALTH_OK = 'Success'
 LINK_STATUSES = ('UP', 'DOWN')
+# Chips whose NPUs carry their own RoCE port (Atlas 800T A2 / 900 A2 PoD: 910B1-B3; the legacy 910 of
+# the Atlas 800-9000 training servers), as npu-smi names them. 910B4 (Atlas 800I A2) and the 310 family
+# are inference chips; A3 servers (npu-smi: Ascend910) reach other nodes over HCCS (docs/hccn.md).
+A2_TRAINING_CHIPS = ('910B1', '910B2', '910B3')
+A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 # hccn_tool shows an address that was never set as 0.0.0.0.
 UNSET_ADDRESS = '0.0.0.0'
 # /etc/hccn.conf keys the collection sets (one line `<key>_<npu>=<value>` each); others are kept as read.

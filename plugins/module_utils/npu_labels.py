@@ -22,6 +22,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
 
@@ -103,7 +104,8 @@ def label_keys(domain=None):
     domain = _check_domain(domain or DEFAULT_DOMAIN)
     keys = dict((name, '%s/%s' % (domain, suffix)) for name, suffix in (
         ('validated', 'validated'), ('driver', 'driver'), ('runtime_handler', 'runtime-handler'),
-        ('upgrade_state', 'upgrade-state'), ('device_plugin', 'device-plugin'), ('unvalidated', 'unvalidated')))
+        ('upgrade_state', 'upgrade-state'), ('device_plugin', 'device-plugin'), ('unvalidated', 'unvalidated'),
+        ('fabric', 'fabric')))
     keys['domain'] = domain
     # The until-validated taint, as npu.ascend.k8s_taints takes it.
     keys['unvalidated_taint'] = '%s=true:NoSchedule' % keys['unvalidated']
@@ -142,6 +144,26 @@ def accelerator_type(chip_family, npu_count, board_id=None, product=None):
     if chip_family == 'A3' and npu_count == 16:
         return 'module-a3-16'
     return None
+
+
+def fabric_label(fabric, chips):
+    """``(value, note)`` of the ``<domain>/fabric`` label: ``passed`` while the node's NPUs have RoCE ports
+    (npu-smi names training chips) and the probe found the hccn role's gate passed for the configuration
+    that is live (ascend_facts ``fabric.state``); else None (the label is removed) and, for a training
+    node whose verdict does not hold, why.
+
+    Nodes whose chips cannot be told (npu-smi not read) or are no training chips get no label: the
+    label says a job can span this node over RoCE, which only a gated training node can."""
+    names = set(str(chip.get('name')) for chip in chips or [] if chip.get('name'))
+    training = hccn_tool.A2_TRAINING_CHIPS + hccn_tool.A1_TRAINING_CHIPS
+    if not names or not names <= set(training):
+        return None, None
+    state = (fabric or {}).get('state')
+    if state == 'passed':
+        return 'passed', None
+    if state in (None, 'absent'):
+        return None, None
+    return None, 'fabric label not set: %s' % ((fabric or {}).get('reason') or state)
 
 
 def _version(installed, component):
@@ -212,6 +234,9 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
         # The RuntimeClass selects on this: only nodes whose engines know the handler.
         'runtime-handler': label_value(runtime_handler) if installed.get('docker_runtime') and runtime_handler else None,
     }
+    own['fabric'], fabric_note = fabric_label(facts.get('fabric'), chips)
+    if fabric_note:
+        notes.append(fabric_note)
     for name, value in own.items():
         labels['%s/%s' % (domain, name)] = value
 

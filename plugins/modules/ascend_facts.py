@@ -24,6 +24,9 @@ description:
     installer prints C(Reboot needed), tagged with the boot it happened in (the kernel boot id and
     the start time of PID 1, so a container restart counts as a reboot too). The reboot is pending
     while that tag is the current boot's.
+  - Reports whether the NPU RoCE fabric gate of the P(npu.ascend.hccn#role) role passed for the configuration that is
+    live (RV(ansible_facts.ascend.fabric)), reading the role's marker and C(/etc/hccn.conf) with the same bounded,
+    non-blocking reads; a damaged marker is a state of its own, never a failure.
   - Fails naming the file and what it found (escaped) when a version file is not UTF-8 text, holds a
     version no Huawei installer writes (shell characters, blanks, control characters), is not a regular file
     (a FIFO, a link to a device) or is larger than 1 MiB, rather than passing such a value on or reading the
@@ -311,6 +314,21 @@ ansible_facts:
             interpreter running the modules can import it.
           type: dict
           sample: {tomlkit: true}
+        fabric:
+          description:
+            - The verdict of the NPU RoCE fabric gate the P(npu.ascend.hccn#role) role last recorded on the node
+              (C(/var/lib/npu_ascend/hccn-fabric.json)), judged against what is live - C(state) V(passed) (the gate
+              passed and C(/etc/hccn.conf) is still the file it checked, with the same SHA-256 and the same address,
+              netmask, gateway and detect address per NPU), V(failed) (the last gate failed), V(changed) (the NPU
+              network configuration changed since, for example a hand-edited C(/etc/hccn.conf)), V(absent) (no gate
+              recorded) or V(damaged) (the marker cannot be read).
+            - C(verdict) is the recorded one (V(passed), V(failed) or null), C(reason) why the state is not V(passed)
+              (with the fix), C(marker) the file, C(npus) the NPU ids the gate checked.
+            - The P(npu.ascend.k8s_node#role) role labels a training node C(<domain>/fabric=passed) only while C(state) is V(passed).
+          type: dict
+          returned: always
+          sample: {state: passed, verdict: passed, reason: null, marker: /var/lib/npu_ascend/hccn-fabric.json,
+                   npus: [0, 1, 2, 3, 4, 5, 6, 7]}
 '''
 
 import glob
@@ -326,6 +344,7 @@ from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import compat
 from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
 from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
+from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils import install_state
 from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules
@@ -636,6 +655,7 @@ def gather(module, install_path):
     facts['containerd'] = read_containerd(module)
     facts['python_libraries'] = python_libraries()
     facts['kernel_modules'] = read_kernel_modules(module, arch)
+    facts['fabric'] = fabric_marker.read_fabric()
     earlier = module.params['npu_smi_from'] or {}
     if module.params['npu_smi'] != 'none':
         facts['npu_smi'], facts['npu_smi_error'] = read_npu_smi(module, facts['npu_smi_path'], module.params['npu_smi'])

@@ -118,6 +118,12 @@ conf_differences:
   description: Per NPU id, the keys C(/etc/hccn.conf) does not hold as live.
   returned: success
   type: dict
+conf_sha256:
+  description:
+    - The SHA-256 of C(/etc/hccn.conf) after the change (null when it cannot be read); the C(npu.ascend.hccn) role
+      records it with the gate's verdict, so that a later change of the file takes the verdict away.
+  returned: success
+  type: str
 commands:
   description: The argv of every hccn_tool run.
   returned: always
@@ -216,7 +222,7 @@ def main():
             planned.update(dict((key, entry[key]) for key in ('address', 'netmask', 'gateway', 'netdetect') if entry.get(key)))
             after.append(planned)
     diff['after'] = ''.join(_conf_lines(state) for state in after)
-    conf = hccn_reader.read_conf()
+    conf, conf_sha256 = hccn_reader.read_conf_and_digest()
     differences = hccn_tool.conf_differences(conf or {}, dict((state['npu'], state) for state in after)) \
         if conf is not None else {}
     conf_saved = None if conf is None else not differences
@@ -226,7 +232,7 @@ def main():
                     'what it sets, and check that /etc/hccn.conf is writable'
                     % '; '.join('NPU %s %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items())))
     result = dict(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
-                  conf_differences=differences, commands=reader.commands)
+                  conf_differences=differences, conf_sha256=conf_sha256, commands=reader.commands)
     if module._diff:
         result['diff'] = diff
     module.exit_json(**result)

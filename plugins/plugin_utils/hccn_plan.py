@@ -11,10 +11,9 @@ __metaclass__ = type
 
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 
-# Chips whose NPUs carry their own RoCE port (Atlas 800T A2 / 900 A2 PoD: 910B1-B3; the legacy 910 of
-# the Atlas 800-9000 training servers). 910B4 (Atlas 800I A2) and the 310 family are inference chips.
-A2_TRAINING_CHIPS = ('910B1', '910B2', '910B3')
-A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
+# Chips whose NPUs carry their own RoCE port: one list, which the Node's fabric label reads too.
+A2_TRAINING_CHIPS = hccn_tool.A2_TRAINING_CHIPS
+A1_TRAINING_CHIPS = hccn_tool.A1_TRAINING_CHIPS
 # hccn_tool refuses addresses whose subnet meets these (the host-NPU virtual NIC and its neighbours).
 RESERVED_SUBNETS = ('192.168.1.0/24', '192.168.2.0/24')
 RESERVED_SUBNETS_SMP = ('192.168.3.0/24', '192.168.4.0/24', '192.168.5.0/24')

@@ -723,6 +723,10 @@ FABRIC_NODE = "hcn-flt-t2"
 FABRIC_RUN = ("hccn", {})
 # Before each row the bad node is configured on its own (its first run installs the driver).
 FABRIC_READY = ("playbook", "hccn", {})
+# A failed gate replaces the node's fabric record (/var/lib/npu_ascend/hccn-fabric.json) with a failed
+# one, so that its Node loses the fabric label; the rerun without the fault records the pass again:
+# that one file is the rerun's only change.
+FABRIC_RERUN_CHANGED = 1
 FABRIC_ROWS = [
     {
         "id": "N1", "fault": "an NPU's cable pulled (link down)",
@@ -734,7 +738,7 @@ FABRIC_ROWS = [
                    "cause": r"cable unplugged or faulty", "fix": r"fix:\scheck the cable and the switch port"},
         "survive": ["/etc/hccn.conf"],
         "remove": [("clear",)],
-        "rerun": FABRIC_RUN, "rerun_changed": 0,
+        "rerun": FABRIC_RUN, "rerun_changed": FABRIC_RERUN_CHANGED,
     },
     {
         "id": "N2", "fault": "two NPUs' cables swapped",
@@ -748,7 +752,7 @@ FABRIC_ROWS = [
                    "cause": r"swapped or misplaced cable", "fix": r"fix:\smove the cable of NPU 0 to switch port 400GE1/1/5:1"},
         "survive": ["/etc/hccn.conf"],
         "remove": [("clear",)],
-        "rerun": FABRIC_RUN, "rerun_changed": 0,
+        "rerun": FABRIC_RUN, "rerun_changed": FABRIC_RERUN_CHANGED,
     },
     {
         "id": "N3", "fault": "an NPU's net health Fault",
@@ -760,7 +764,7 @@ FABRIC_ROWS = [
                    "cause": r"detect address 10\.30\.0\.1 does not answer", "fix": r"fix:\smake the detect address answer"},
         "survive": ["/etc/hccn.conf"],
         "remove": [("clear",)],
-        "rerun": FABRIC_RUN, "rerun_changed": 0,
+        "rerun": FABRIC_RUN, "rerun_changed": FABRIC_RERUN_CHANGED,
     },
     {
         "id": "N4", "fault": "the detect address answers nobody",
@@ -772,7 +776,7 @@ FABRIC_ROWS = [
                    "cause": r"detect address 10\.30\.0\.1 does not answer", "fix": r"hccn_detect_address"},
         "survive": ["/etc/hccn.conf"],
         "remove": [("clear",)],
-        "rerun": FABRIC_RUN, "rerun_changed": 0,
+        "rerun": FABRIC_RUN, "rerun_changed": FABRIC_RERUN_CHANGED,
     },
     {
         "id": "N5", "fault": "an address plan that gives a node its peer's addresses (address conflict between two nodes)",

@@ -205,7 +205,7 @@ def test_label_keys_spell_every_key_from_one_domain():
         'domain': 'npu.example.com', 'validated': 'npu.example.com/validated', 'driver': 'npu.example.com/driver',
         'runtime_handler': 'npu.example.com/runtime-handler', 'upgrade_state': 'npu.example.com/upgrade-state',
         'device_plugin': 'npu.example.com/device-plugin', 'unvalidated': 'npu.example.com/unvalidated',
-        'unvalidated_taint': 'npu.example.com/unvalidated=true:NoSchedule'}
+        'fabric': 'npu.example.com/fabric', 'unvalidated_taint': 'npu.example.com/unvalidated=true:NoSchedule'}
     # The taint parses as the k8s_taints filter takes it, with the key the DaemonSets tolerate.
     assert npu_labels.parse_taint(keys['unvalidated_taint'])['key'] == keys['unvalidated']
 
@@ -227,3 +227,43 @@ def test_label_keys_agree_with_the_labels_the_node_gets():
 def test_label_keys_refuse_a_domain_kubernetes_would_refuse(domain):
     with pytest.raises(ValueError, match='not a DNS subdomain'):
         npu_labels.label_keys(domain)
+
+
+def _fabric(state, reason=None):
+    return {'state': state, 'verdict': 'passed', 'reason': reason, 'marker': '/var/lib/npu_ascend/hccn-fabric.json'}
+
+
+def test_a_training_node_whose_fabric_passed_is_labelled():
+    keys = npu_labels.label_keys('npu.example.com')
+    node = dict(facts(product='Atlas 800T A2'), fabric=_fabric('passed'))
+    labels, notes = node_labels(node, chips=chips(8, '910B3'), domain=keys['domain'])
+    assert labels[keys['fabric']] == 'passed' and notes == []
+
+
+@pytest.mark.parametrize('state', ['failed', 'changed', 'damaged'])
+def test_a_training_node_whose_verdict_does_not_hold_loses_the_label_and_says_why(state):
+    node = dict(facts(product='Atlas 800T A2'), fabric=_fabric(state, 'the last fabric gate failed: t2 NPU 3'))
+    labels, notes = node_labels(node, chips=chips(8, '910B3'))
+    # None: the merge patch removes the label a node carried before.
+    assert 'npu.ascend/fabric' in labels and labels['npu.ascend/fabric'] is None
+    assert notes == ['fabric label not set: the last fabric gate failed: t2 NPU 3']
+
+
+@pytest.mark.parametrize('fabric', [None, {'state': 'absent', 'reason': 'no fabric gate is recorded'}])
+def test_a_training_node_without_a_gate_gets_no_label_and_no_note(fabric):
+    labels, notes = node_labels(dict(facts(product='Atlas 800T A2'), fabric=fabric), chips=chips(8, '910B1'))
+    assert labels['npu.ascend/fabric'] is None and notes == []
+
+
+@pytest.mark.parametrize('chip_list', [chips(8, '910B4'), chips(2, '310P3'), chips(16, 'Ascend910'), [],
+                                       chips(1, '910B3') + chips(1, '910B4')])
+def test_inference_a3_and_unknown_chips_get_no_fabric_label_even_with_a_passed_marker(chip_list):
+    labels, notes = node_labels(dict(facts(), fabric=_fabric('passed')), chips=chip_list)
+    assert labels['npu.ascend/fabric'] is None
+    assert not [note for note in notes if 'fabric' in note]
+
+
+def test_the_first_generation_training_chips_are_labelled_too():
+    labels, _notes = node_labels(dict(facts('910', 8, None), fabric=_fabric('passed')), chips=chips(8, '910B'),
+                                 accelerator_type_override='module')
+    assert labels['npu.ascend/fabric'] == 'passed'

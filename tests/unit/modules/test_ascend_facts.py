@@ -399,3 +399,25 @@ def test_the_probe_asks_dkms_status_only_for_a_dkms_build(node, run_module, engi
     assert facts['running']['present'] and facts['running']['dkms']
     assert facts['dkms']['entries'][0]['state'] == 'installed'
     assert (engines_path / 'dkms-calls').read_text() == 'status -m ascend_driver\n'
+
+
+def test_fabric_follows_the_marker_and_the_live_hccn_conf(node, run_module, monkeypatch):
+    from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+    marker_path, conf_path = node['tmp'] / 'hccn-fabric.json', node['tmp'] / 'hccn.conf'
+    monkeypatch.setattr(fabric_marker, 'FABRIC_MARKER_PATH', str(marker_path))
+    monkeypatch.setattr(fabric_marker, 'HCCN_CONF_PATH', str(conf_path))
+
+    def fabric():
+        return run_module(ascend_facts, {'install_path': node['install_path']},
+                          check_mode=True, diff=False)['ansible_facts']['ascend']['fabric']
+    assert fabric()['state'] == 'absent'
+    conf = b'address_0=10.20.0.10\nnetmask_0=255.255.255.0\n'
+    conf_path.write_bytes(conf)
+    marker_path.write_text(fabric_marker.marker_text(fabric_marker.build_marker(
+        True, [{'npu': 0, 'address': '10.20.0.10', 'netmask': '255.255.255.0'}], hashlib.sha256(conf).hexdigest())))
+    assert fabric()['state'] == 'passed'
+    conf_path.write_bytes(conf.replace(b'10.20.0.10', b'10.20.0.11'))
+    assert fabric()['state'] == 'changed'
+    marker_path.write_text('{"verdict": "passed"')
+    damaged = fabric()
+    assert damaged['state'] == 'damaged' and str(marker_path) in damaged['reason']

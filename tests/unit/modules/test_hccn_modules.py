@@ -219,3 +219,11 @@ def test_info_that_does_not_settle_says_so(tool, run_module):
                                     'wait_timeout': 2, 'wait_interval': 1}, check_mode=True, diff=False)
     assert result['hccn']['settled'] is False and 'failed' not in result
     assert result['hccn']['waited'] >= 1
+
+
+def test_set_reports_the_sha256_of_the_conf_it_left(tool, run_module):
+    import hashlib
+    result = run_module(hccn, {'binary_path': tool.path, 'npus': wanted()})
+    with open(hccn_reader.HCCN_CONF, 'rb') as handle:
+        assert result['conf_sha256'] == hashlib.sha256(handle.read()).hexdigest()
+    assert run_module(hccn, {'binary_path': tool.path, 'npus': wanted()})['conf_sha256'] == result['conf_sha256']

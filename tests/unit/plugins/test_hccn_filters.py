@@ -5,11 +5,13 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.hccn import (
-    FilterModule, hccn_fleet_plan, hccn_gate_problems, hccn_roce_model)
+    FilterModule, hccn_fabric_marker, hccn_fleet_plan, hccn_gate_problems, hccn_roce_model)
+from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
 
 
 def test_registered_under_their_names():
-    assert set(FilterModule().filters()) == {'hccn_roce_model', 'hccn_fleet_plan', 'hccn_gate_problems'}
+    assert set(FilterModule().filters()) == {'hccn_roce_model', 'hccn_fleet_plan', 'hccn_gate_problems',
+                                             'hccn_fabric_marker'}
 
 
 def test_bad_input_is_a_filter_error():
@@ -53,3 +55,29 @@ def test_a_host_out_of_the_run_still_conflicts():
     problems = hccn_fleet_plan(hostvars, sorted(hostvars), ['t1', 't2'])['problems']
     assert [(problem['host'], problem['npu'], problem['peer'], problem['peer_host']) for problem in problems] == [
         ('t1', 1, 't3 NPU 0', None)]
+
+
+CONFIGURED = {'changed': False, 'conf_sha256': 'b' * 64,
+              'npus': [{'npu': 0, 'address': '10.0.0.10', 'netmask': '255.255.255.0', 'gateway': '10.0.0.1',
+                        'netdetect': '10.0.0.1'}]}
+
+
+def test_fabric_marker_records_the_verdict_and_what_was_checked():
+    text = hccn_fabric_marker({'passed': True, 'problems': [], 'pings': ['NPU 0 -> 10.0.0.20: 3 of 3 received']},
+                              CONFIGURED)
+    marker = fabric_marker.parse_marker(text)
+    assert marker['verdict'] == 'passed' and marker['conf_sha256'] == 'b' * 64
+    assert marker['npus'] == CONFIGURED['npus']
+    # The set_fact of the role may hand the verdict over as a string.
+    assert hccn_fabric_marker({'passed': 'True', 'problems': []}, CONFIGURED) == text
+    failed = fabric_marker.parse_marker(hccn_fabric_marker({'passed': 'False', 'problems': ['t1 NPU 0: link DOWN']},
+                                                           CONFIGURED))
+    assert failed['verdict'] == 'failed' and failed['problems'] == ['t1 NPU 0: link DOWN']
+
+
+@pytest.mark.parametrize('verdict, configured', [(None, CONFIGURED), ({'problems': []}, CONFIGURED),
+                                                 ({'passed': True}, {'changed': False}),
+                                                 ({'passed': True}, {'npus': [{'address': '10.0.0.1'}]})])
+def test_fabric_marker_bad_input_is_a_filter_error(verdict, configured):
+    with pytest.raises(AnsibleFilterError):
+        hccn_fabric_marker(verdict, configured)

@@ -62,3 +62,15 @@ def test_k8s_label_keys_names_the_variable_to_fix():
         k8s_label_keys('Example.COM')
     with pytest.raises(AnsibleFilterError, match='expects the label domain as a string'):
         k8s_label_keys(['npu.example.com'])
+
+
+def test_k8s_node_labels_a_training_node_whose_fabric_passed_and_removes_it_once_it_no_longer_holds():
+    """What k8s_node computes from its probe (ascend_facts with fabric) and sends as a merge patch."""
+    facts = dict(A2_FACTS, product='Atlas 800T A2', fabric={'state': 'passed'})
+    chips = [{'npu_id': npu, 'chip_id': 0, 'name': '910B3'} for npu in range(8)]
+    labelled = npu_labels(facts, chips=chips, domain='npu.example.com')['labels']
+    assert k8s_label_changes({}, labelled)['npu.example.com/fabric'] == 'passed'
+    facts['fabric'] = {'state': 'changed', 'reason': '/etc/hccn.conf is not the one the gate checked'}
+    result = npu_labels(facts, chips=chips, domain='npu.example.com')
+    assert k8s_label_changes(labelled, result['labels']) == {'npu.example.com/fabric': None}
+    assert result['notes'] == ['fabric label not set: /etc/hccn.conf is not the one the gate checked']
