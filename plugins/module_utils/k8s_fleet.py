@@ -350,7 +350,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
         present = _pods_by_key(api, namespaces)
     except ApiError as error:
         for spec in specs:
-            results[spec['host']] = validation_failure(spec, 'validation: the API server refused to prepare namespace %s: '
+            results[spec['host']] = validation_failure(spec, 'validation: could not prepare namespace %s: '
                                                        '%s. Fix: check that the user of %s may create namespaces, '
                                                        'secrets and pods there, then run again.'
                                                        % (_pod_key(spec)[0], _text(error), _where(spec)))
@@ -365,8 +365,12 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
             if error.status != NOT_FOUND:
                 results[spec['host']] = validation_failure(spec, _pod_refused(spec, error, 'remove the leftover'))
     while True:
-        gone = _pods_by_key(api, namespaces) if leftovers else {}
-        leftovers = [spec for spec in leftovers if _pod_key(spec) in gone and spec['host'] not in results]
+        try:
+            present = _pods_by_key(api, namespaces) if leftovers else {}
+        except ApiError:
+            # Read again at the next round; the deadline bounds it.
+            pass
+        leftovers = [spec for spec in leftovers if _pod_key(spec) in present and spec['host'] not in results]
         if not leftovers or clock() - start > max(float(spec.get('timeout_seconds') or 0) for spec in leftovers):
             break
         sleep(1)

@@ -63,7 +63,8 @@ class FakeApi(object):
         self.namespaces = set()
         self.secrets = {}
         self.created = {}
-        self.leftover_grace = 0
+        # How many of the next pod lists fail (the API server briefly away).
+        self.pod_list_errors = 0
 
     def _bump(self, name):
         self.version += 1
@@ -130,6 +131,9 @@ class FakeApi(object):
 
     def list_pods(self, namespace, label_selector):
         self.calls.append(('list_pods', namespace, label_selector))
+        if self.pod_list_errors:
+            self.pod_list_errors -= 1
+            raise ApiError('HTTPSConnectionPool: Read timed out')
         return [copy.deepcopy(self._status(key)) for key in sorted(self.pods) if key[0] == namespace]
 
     def create_pod(self, pod):

@@ -298,6 +298,23 @@ def test_a_leftover_pod_is_removed_first_and_a_kept_pod_stays():
     assert (NS, 'npu-validate-a') in api.pods
 
 
+def test_an_api_server_away_for_a_moment_while_pods_are_awaited_costs_a_round_not_the_run():
+    api = FakeApi([node('a', {DRIVER: '25.0.rc1.1'}, [OURS])])
+    api.pods[(NS, 'npu-validate-a')] = {'metadata': {'name': 'npu-validate-a', 'namespace': NS}}
+    api.created[(NS, 'npu-validate-a')] = 0
+    api.pod_script[(NS, 'npu-validate-a')] = [(0, {'phase': 'Succeeded'})]
+    original = api.list_pods
+
+    def flaky(namespace, selector):
+        # The first list (of leftovers) answers; the next two, while waiting, do not.
+        if api.count('list_pods') in (1, 3):
+            api.pod_list_errors = 1
+        return original(namespace, selector)
+    api.list_pods = flaky
+    result = validate(api, [vspec('a')])['results']['a']
+    assert result['passed'] and result['lifted']
+
+
 def test_a_refused_pod_fails_its_node_with_the_api_servers_words():
     api = FakeApi([node('a', {DRIVER: '25.0.rc1.1'}, [OURS]), node('b', {DRIVER: '25.0.rc1.1'}, [OURS])])
     api.refuse_pod[(NS, 'npu-validate-a')] = ApiError('403 Forbidden: pod rejected: RuntimeClass "ascend" not found', 403)
