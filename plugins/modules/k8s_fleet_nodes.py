@@ -171,10 +171,10 @@ all_listed:
   type: bool
 '''
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback
+from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
 from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, KubernetesApi
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -229,6 +229,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    if KUBERNETES_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     run(module, KubernetesApi)
 
 

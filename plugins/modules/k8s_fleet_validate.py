@@ -194,10 +194,10 @@ hosts:
 import base64
 import json
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback
+from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
 from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import FIELD_MANAGER, KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, FIELD_MANAGER, KubernetesApi
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -277,6 +277,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    if KUBERNETES_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
     run(module, KubernetesApi)
 
 
