@@ -124,8 +124,8 @@ def cluster_groups(specs, kubeconfig, context):
 
 
 def _where(spec):
-    return 'k8s_kubeconfig (%s, context %s)' % (spec.get('kubeconfig') or 'the default kubeconfig',
-                                               spec.get('context') or 'current')
+    return 'k8s_kubeconfig (%s, context %s)' % (
+        spec.get('kubeconfig') or 'the default kubeconfig', spec.get('context') or 'current')
 
 
 def _text(error):

@@ -94,8 +94,9 @@ def test_one_patch_converges_and_keeps_what_is_not_ours(current, taints, wanted,
     else:
         assert after.get('spec', {}).get('taints') == before.get('spec', {}).get('taints')
     # Taints that are not ours are all kept, in order.
-    others = lambda node_: [t for t in (node_.get('spec', {}).get('taints') or [])
-                            if (t['key'], t['effect']) != (OURS['key'], OURS['effect'])]
+    def others(node_):
+        return [t for t in (node_.get('spec', {}).get('taints') or [])
+                if (t['key'], t['effect']) != (OURS['key'], OURS['effect'])]
     assert others(after) == others(before)
     # The taint list is only ever sent with the resourceVersion it was computed from.
     if plan['patch'] and 'spec' in plan['patch']:

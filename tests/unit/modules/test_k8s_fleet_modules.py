@@ -46,8 +46,8 @@ def test_nodes_of_two_clusters_and_one_unreachable_cluster(run_module, clusters)
         wanted('a'), wanted('b'), wanted('c', kubeconfig='/other', context='edge'), wanted('d', kubeconfig='/gone')]})
     assert result['changed'] is True
     assert [result['hosts'][host]['failed'] for host in 'abcd'] == [False, False, False, True]
-    assert result['hosts']['d']['msg'].startswith('d: k8s_node cannot read Node d from the Kubernetes API: the '
-                                                    'kubeconfig cannot be used')
+    assert result['hosts']['d']['msg'].startswith(
+        'd: k8s_node cannot read Node d from the Kubernetes API: the kubeconfig cannot be used')
     assert 'k8s_kubeconfig (/gone, context current)' in result['hosts']['d']['msg']
     assert clusters[('/other', 'edge')].nodes['c']['spec']['taints'] == [OURS]
     # The shared list is the module's own cluster's, and not every host was in it.
