@@ -97,7 +97,8 @@ notes:
   - Requests the API server with the kubernetes client's CoreV1 calls, each with a timeout.
 seealso:
   - module: kubernetes.core.k8s
-  - filter: npu.ascend.k8s_taints
+  - plugin: npu.ascend.k8s_taints
+    plugin_type: filter
 '''
 
 EXAMPLES = r'''

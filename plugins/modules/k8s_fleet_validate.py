@@ -137,7 +137,8 @@ requirements:
   - kubernetes (Python library on the controller, as kubernetes.core needs)
 seealso:
   - module: npu.ascend.k8s_fleet_nodes
-  - filter: npu.ascend.npu_validation_verdict
+  - plugin: npu.ascend.npu_validation_verdict
+    plugin_type: filter
 '''
 
 EXAMPLES = r'''
