@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
 from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
 
-from k8s_fake_api import Clock, FakeApi, merge_patch, node
+from k8s_fake_api import FakeApi, merge_patch, node
 
 TAINT = 'npu.example.com/unvalidated=true:NoSchedule'
 OURS = {'key': 'npu.example.com/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}
@@ -93,6 +93,7 @@ def test_one_patch_converges_and_keeps_what_is_not_ours(current, taints, wanted,
         assert len(ours) <= 1
     else:
         assert after.get('spec', {}).get('taints') == before.get('spec', {}).get('taints')
+
     # Taints that are not ours are all kept, in order.
     def others(node_):
         return [t for t in (node_.get('spec', {}).get('taints') or [])
