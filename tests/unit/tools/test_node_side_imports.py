@@ -9,6 +9,9 @@ MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils')
 _IMPORT = re.compile(r'^from ansible_collections\.npu\.ascend\.plugins\.module_utils(?:\.(\w+))? import '
                      r'(\([^)]*\)|[\w, ]+)', re.MULTILINE)
 CONTROLLER_ONLY = {'npu_labels'}
+# Modules that run on the controller only (the roles delegate them to localhost): they write Kubernetes
+# objects with the controller's kubeconfig and may use the controller-side helpers.
+CONTROLLER_MODULES = {'k8s_fleet_nodes.py', 'k8s_fleet_validate.py'}
 
 
 def _imported(path):
@@ -37,7 +40,25 @@ def _shipped(path):
 def test_no_module_ships_a_controller_only_helper():
     modules_dir = os.path.join(REPO_ROOT, 'plugins', 'modules')
     shipped = dict((name, _shipped(os.path.join(modules_dir, name)) & CONTROLLER_ONLY)
-                   for name in os.listdir(modules_dir) if name.endswith('.py'))
+                   for name in os.listdir(modules_dir) if name.endswith('.py') and name not in CONTROLLER_MODULES)
     assert dict((name, found) for name, found in shipped.items() if found) == {}
     # The check sees imports at all: the probe ships the npu-smi parser.
     assert 'npu_smi' in _shipped(os.path.join(modules_dir, 'ascend_facts.py'))
+    assert 'npu_labels' in _shipped(os.path.join(modules_dir, 'k8s_fleet_nodes.py'))
+
+
+def test_the_controller_modules_say_so_and_every_role_delegates_them_to_the_controller():
+    roles = os.path.join(REPO_ROOT, 'roles')
+    for name in CONTROLLER_MODULES:
+        with open(os.path.join(REPO_ROOT, 'plugins', 'modules', name), encoding='utf-8') as handle:
+            assert 'Runs on the controller (C(delegate_to localhost)' in handle.read(), name
+    for directory, _dirs, files in os.walk(roles):
+        for file_name in files:
+            if not file_name.endswith('.yml'):
+                continue
+            with open(os.path.join(directory, file_name), encoding='utf-8') as handle:
+                text = handle.read()
+            for name in CONTROLLER_MODULES:
+                if 'npu.ascend.%s:' % name[:-3] in text:
+                    # The block around the task delegates it (roles/k8s_node, roles/validate).
+                    assert 'delegate_to: localhost' in text, (directory, file_name, name)

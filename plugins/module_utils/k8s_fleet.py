@@ -1,0 +1,454 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes writes of a whole play in one step: Node labels and taints, validation pods.
+
+The roles k8s_node and validate decide per host what its Node should carry or whether it needs a
+validation pod; the modules k8s_fleet_nodes and k8s_fleet_validate then do the writes of every
+host in one process on the controller (one kubernetes client, one list of Nodes, one wait for all
+pods) instead of a few processes per host, and return one result per host, which the host judges
+itself. What to write is decided here, against the Node as the API server returns it, by pure
+functions; the I/O goes through an ``api`` object (module_utils/k8s_client.py, or a fake in the
+unit tests) whose errors are ``ApiError``. No Ansible imports.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_validation import judge_output
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_changes, parse_taint, taints_with
+
+CONFLICT = 409
+NOT_FOUND = 404
+# How often the Nodes not registered yet and the validation pods are read again.
+NODE_POLL_SECONDS = 5
+POD_POLL_SECONDS = 3
+POD_LABEL_SELECTOR = 'app.kubernetes.io/name=npu-validation'
+
+
+class ApiError(Exception):
+    """A request the API server refused (``status`` its HTTP status) or did not answer (``status`` None)."""
+
+    def __init__(self, message, status=None):
+        super(ApiError, self).__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _labels(node):
+    return dict(((node or {}).get('metadata') or {}).get('labels') or {})
+
+
+def _taints(node):
+    return list(((node or {}).get('spec') or {}).get('taints') or [])
+
+
+def _resource_version(node):
+    return ((node or {}).get('metadata') or {}).get('resourceVersion')
+
+
+def merged_labels(current, changes):
+    """``current`` with a JSON merge patch of ``changes`` applied (a None value removes the label)."""
+    labels = dict(current or {})
+    for key, value in (changes or {}).items():
+        if value is None:
+            labels.pop(key, None)
+        else:
+            labels[key] = value
+    return labels
+
+
+def node_plan(node, spec):
+    """What the Node ``node`` (as read) still needs so that it carries what ``spec`` says.
+
+    ``spec``: ``labels`` (label -> value, None removes it), ``taint`` (the until-validated taint,
+    ``key=value:Effect``), ``manage_taint``, ``validated_label`` and ``validated_value``: the node is
+    validated when that label equals that value (the driver it runs) once the labels are set, and
+    carries the taint exactly when it is not. Returns ``label_changes``, ``taints`` (before),
+    ``wanted_taints``, ``validated`` and ``patch``: the merge patch to send, or None when the Node
+    is as wanted. The taint list is replaced as a whole by a patch, so a patch that changes it
+    carries the resourceVersion it was computed from: the API server refuses it (409) when another
+    writer changed the Node meanwhile.
+    """
+    changes = label_changes(_labels(node), spec.get('labels') or {})
+    labels = merged_labels(_labels(node), changes)
+    validated = labels.get(spec.get('validated_label')) == (spec.get('validated_value') or 'true')
+    taints = _taints(node)
+    wanted = taints
+    if spec.get('manage_taint', True) and spec.get('taint'):
+        wanted = taints_with(taints, parse_taint(spec['taint']), present=not validated)
+    patch = {}
+    if changes:
+        patch['metadata'] = {'labels': changes}
+    if wanted != taints:
+        patch.setdefault('metadata', {})['resourceVersion'] = _resource_version(node)
+        patch['spec'] = {'taints': wanted}
+    return {'label_changes': changes, 'taints': taints, 'wanted_taints': wanted, 'validated': validated,
+            'patch': patch or None}
+
+
+def lift_plan(node, validated_label, validated_value, taint):
+    """The merge patch that records ``validated_value`` on the Node and removes ``taint``, or None.
+
+    Guarded by the Node's resourceVersion: the taint list it replaces is the one just read.
+    """
+    labels = {validated_label: validated_value} if _labels(node).get(validated_label) != validated_value else {}
+    taints = _taints(node)
+    wanted = taints_with(taints, parse_taint(taint), present=False)
+    if not labels and wanted == taints:
+        return None
+    patch = {'metadata': {'resourceVersion': _resource_version(node)}}
+    if labels:
+        patch['metadata']['labels'] = labels
+    if wanted != taints:
+        patch['spec'] = {'taints': wanted}
+    return patch
+
+
+def cluster_groups(specs, kubeconfig, context):
+    """``[((kubeconfig, context), [spec, ...]), ...]``: the specs of each cluster, those of ``(kubeconfig, context)``
+    first. A spec without a kubeconfig or context of its own takes these; each spec is given its group's."""
+    order, grouped = [], {}
+    for spec in specs:
+        key = (spec.get('kubeconfig') or kubeconfig, spec.get('context') or context)
+        spec['kubeconfig'], spec['context'] = key
+        if key not in grouped:
+            grouped[key] = []
+            order.append(key)
+        grouped[key].append(spec)
+    own = (kubeconfig, context)
+    return sorted(((key, grouped[key]) for key in order), key=lambda item: item[0] != own)
+
+
+def _where(spec):
+    return 'k8s_kubeconfig (%s, context %s)' % (
+        spec.get('kubeconfig') or 'the default kubeconfig', spec.get('context') or 'current')
+
+
+def _text(error):
+    return ' '.join(str(error).split()).rstrip('.')
+
+
+def unread_message(spec, error):
+    return ('%s: k8s_node cannot read Node %s from the Kubernetes API: %s. Fix: check that the API server of %s '
+            'runs and is reachable from the controller, then run again.'
+            % (spec['host'], spec['name'], _text(error), _where(spec)))
+
+
+def missing_message(spec):
+    return ('%s: the cluster has no Node named %s after %s s. Fix: join the host to the cluster first (kubeadm join, '
+            'or your installer), or set npu_ascend_k8s_node_name to the name its kubelet registers (`kubectl get '
+            'nodes`).' % (spec['host'], spec['name'], spec.get('wait_seconds', 0)))
+
+
+def refused_message(spec, error, doing):
+    if error.status == CONFLICT:
+        return ('%s: %s: Node %s changed again while it was being written: the API server refused the write twice with '
+                '409 Conflict, since another writer changed the Node in between. Fix: run again; if it repeats, find '
+                'the other writer of the Node\'s taints (`kubectl get node %s --show-managed-fields -o yaml`).'
+                % (spec['host'], doing, spec['name'], spec['name']))
+    return ('%s: %s: the API server refused to write Node %s: %s. Fix: check that the user of %s may patch Nodes '
+            '(`kubectl auth can-i patch nodes`), then run again.'
+            % (spec['host'], doing, spec['name'], _text(error), _where(spec)))
+
+
+def _patch_guarded(api, name, plan_for, first_node, check_mode):
+    """Send ``plan_for(node)``'s patch; on a conflict read the Node again and retry once.
+
+    Returns ``(changed, node_after, plan)``; ApiError when the API server refuses twice or otherwise.
+    """
+    node = first_node
+    for attempt in (1, 2):
+        plan = plan_for(node)
+        if plan['patch'] is None:
+            return False, node, plan
+        if check_mode:
+            return True, node, plan
+        try:
+            return True, api.patch_node(name, plan['patch']), plan
+        except ApiError as error:
+            if error.status != CONFLICT or attempt == 2:
+                raise
+        node = api.get_node(name)
+        if node is None:
+            raise ApiError('the Node disappeared while it was being written', NOT_FOUND)
+    raise AssertionError('unreachable')  # pragma: no cover
+
+
+def _list_by_name(api):
+    return dict((item['metadata']['name'], item) for item in api.list_nodes())
+
+
+def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.sleep, poll=NODE_POLL_SECONDS):
+    """Label and taint the Nodes of ``specs`` (one API server) where they differ from what the specs say.
+
+    Reads every Node in one list; a Node that is not registered yet is waited for (the list read again
+    every ``poll`` s) up to its spec's ``wait_seconds``; then each differing Node gets one merge patch
+    (labels, and the taint list guarded by its resourceVersion; a conflict is read again and retried
+    once). Returns ``results`` (host -> ``name``, ``changed``, ``failed``, ``msg``, ``validated``,
+    ``label_changes``, ``taints``, ``wanted_taints``, ``listed``), ``resources`` (the Nodes as first
+    read, None when they could not be read) and ``changed``.
+    """
+    results = {}
+    try:
+        nodes = _list_by_name(api)
+    except ApiError as error:
+        for spec in specs:
+            results[spec['host']] = node_failure(spec, unread_message(spec, error))
+        return {'results': results, 'resources': None, 'changed': False}
+    resources = list(nodes.values())
+    listed = dict((spec['host'], spec['name'] in nodes) for spec in specs)
+    start = clock()
+    waiting = [spec for spec in specs if spec['name'] not in nodes]
+    while waiting:
+        remaining = [start + float(spec.get('wait_seconds') or 0) - clock() for spec in waiting]
+        if max(remaining) <= 0:
+            break
+        sleep(min(poll, max(remaining)))
+        try:
+            nodes.update(_list_by_name(api))
+        except ApiError as error:
+            for spec in waiting:
+                results[spec['host']] = node_failure(spec, unread_message(spec, error))
+            waiting = []
+            break
+        waiting = [spec for spec in waiting if spec['name'] not in nodes]
+    for spec in waiting:
+        results[spec['host']] = node_failure(spec, missing_message(spec))
+    changed = False
+    for spec in specs:
+        if spec['host'] in results:
+            continue
+        try:
+            wrote, node, plan = _patch_guarded(api, spec['name'], lambda node, spec=spec: node_plan(node, spec),
+                                               nodes[spec['name']], check_mode)
+        except ApiError as error:
+            results[spec['host']] = node_failure(spec, refused_message(spec, error, 'k8s_node'))
+            continue
+        changed = changed or wrote
+        after = plan if check_mode or not wrote else node_plan(node, spec)
+        results[spec['host']] = {
+            'host': spec['host'], 'name': spec['name'], 'changed': wrote, 'failed': False, 'msg': '',
+            'validated': after['validated'], 'label_changes': plan['label_changes'], 'taints': plan['taints'],
+            'wanted_taints': plan['wanted_taints'], 'listed': listed[spec['host']],
+        }
+    return {'results': results, 'resources': resources, 'changed': changed}
+
+
+def node_failure(spec, message):
+    return {'host': spec['host'], 'name': spec['name'], 'changed': False, 'failed': True, 'msg': message,
+            'validated': False, 'label_changes': {}, 'taints': [], 'wanted_taints': [], 'listed': False}
+
+
+def nodes_diff(results):
+    """``before``/``after`` per changed Node: the labels that change and the taint lists."""
+    before, after = {}, {}
+    for result in results.values():
+        if not result.get('changed'):
+            continue
+        changes = result.get('label_changes') or {}
+        before[result['name']] = {'labels': dict((key, None) for key in changes), 'taints': result.get('taints')}
+        after[result['name']] = {'labels': dict(changes), 'taints': result.get('wanted_taints')}
+    return {'before': before, 'after': after}
+
+
+# --- validation pods ------------------------------------------------------------------------------------------------
+
+def pod_done(pod, success_phases):
+    """Whether a validation pod has an answer: it reached a success phase or Failed, or the scheduler refused it."""
+    status = (pod or {}).get('status') or {}
+    if status.get('phase') in list(success_phases) + ['Failed']:
+        return True
+    return any(condition.get('type') == 'PodScheduled' and condition.get('status') == 'False'
+               and condition.get('reason') == 'Unschedulable' for condition in status.get('conditions') or [])
+
+
+def pod_report(spec, pod, log=None, log_error=None):
+    """``(passed, report)`` for a validation pod as last read (None: it is gone) and its container's output.
+
+    ``log`` is the output (read only when the pod ended Succeeded or Failed and the spec judges the
+    output), ``log_error`` why it could not be read. The report says what the pod was, its phase, the
+    output's problems, the scheduler's reason and each container's state, as the role's message quotes it.
+    """
+    status = (pod or {}).get('status') or {}
+    phase = status.get('phase') or ''
+    judge = bool(spec.get('judge_output'))
+    problems = []
+    verdict_passed = True
+    if judge:
+        if phase not in ('Succeeded', 'Failed'):
+            verdict_passed, problems = False, ['its container did not run to the end']
+        elif log is None:
+            verdict_passed, problems = False, ['its log could not be read: %s' % (log_error or 'no log')]
+        else:
+            verdict = judge_output(log, int(spec.get('npu_count') or 1))
+            verdict_passed, problems = verdict['passed'], verdict['problems']
+    passed = phase in (spec.get('success_phases') or ['Succeeded']) and (not judge or verdict_passed)
+    metadata = (spec.get('pod') or {}).get('metadata') or {}
+    report = 'pod %s/%s requesting %s %s on node %s is %s' % (
+        metadata.get('namespace'), metadata.get('name'), spec.get('npu_count'), spec.get('resource'), spec['name'],
+        phase or 'gone')
+    if judge and problems:
+        report += ': ' + '; '.join(problems)
+    scheduled = ([condition for condition in status.get('conditions') or [] if condition.get('type') == 'PodScheduled']
+                 or [{}])[0]
+    if scheduled.get('status') == 'False':
+        report += ': not scheduled, %s: %s' % (scheduled.get('reason', ''), scheduled.get('message', ''))
+    for container in status.get('containerStatuses') or []:
+        for state, detail in (container.get('state') or {}).items():
+            if state == 'running':
+                continue
+            detail = detail or {}
+            report += '; container %s %s%s%s' % (
+                container.get('name'), state, (' (%s)' % detail['reason']) if 'reason' in detail else '',
+                (', exit code %s' % detail['exitCode']) if 'exitCode' in detail else '')
+    return passed, report
+
+
+def _pod_key(spec):
+    metadata = spec['pod']['metadata']
+    return metadata['namespace'], metadata['name']
+
+
+def _pods_by_key(api, namespaces):
+    pods = {}
+    for namespace in namespaces:
+        for pod in api.list_pods(namespace, POD_LABEL_SELECTOR):
+            pods[(namespace, pod['metadata']['name'])] = pod
+    return pods
+
+
+def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.sleep, poll=POD_POLL_SECONDS,
+                   secrets=None):
+    """Run the validation pod of every spec at once, judge each, lift the taint of those that passed.
+
+    ``specs``: ``host``, ``name`` (the Node), ``pod`` (its definition), ``resource``, ``npu_count``,
+    ``judge_output``, ``success_phases``, ``timeout_seconds``, ``keep_pod``, ``validated_label``,
+    ``validated_value``, ``taint``. ``secrets``: image pull Secrets to create or update first (their
+    definitions). Removes pods left by an earlier run, creates them all, reads them every ``poll`` s
+    until each has an answer (see pod_done) or its timeout, reads the output of those that ran, removes
+    them unless kept, and for those that passed records the validated driver on the Node and removes
+    the taint (resourceVersion guarded, a conflict read again and retried once). Returns ``results``
+    (host -> ``name``, ``passed``, ``report``, ``failed``, ``msg``, ``phase``, ``lifted``) and ``changed``.
+    """
+    results = {}
+    if check_mode:
+        for spec in specs:
+            results[spec['host']] = {'host': spec['host'], 'name': spec['name'], 'passed': False, 'failed': False,
+                                     'report': 'would run pod %s/%s' % _pod_key(spec), 'msg': '', 'phase': '',
+                                     'lifted': False}
+        return {'results': results, 'changed': bool(specs)}
+    namespaces = sorted(set(_pod_key(spec)[0] for spec in specs))
+    try:
+        for namespace in namespaces:
+            api.ensure_namespace(namespace)
+        for secret in secrets or []:
+            api.apply_secret(secret)
+        present = _pods_by_key(api, namespaces)
+    except ApiError as error:
+        for spec in specs:
+            results[spec['host']] = validation_failure(spec, 'validation: could not prepare namespace %s: '
+                                                       '%s. Fix: check that the user of %s may create namespaces, '
+                                                       'secrets and pods there, then run again.'
+                                                       % (_pod_key(spec)[0], _text(error), _where(spec)))
+        return {'results': results, 'changed': False}
+    # A pod left by an interrupted run would be judged instead of a fresh one.
+    start = clock()
+    leftovers = [spec for spec in specs if _pod_key(spec) in present]
+    for spec in leftovers:
+        try:
+            api.delete_pod(*_pod_key(spec))
+        except ApiError as error:
+            if error.status != NOT_FOUND:
+                results[spec['host']] = validation_failure(spec, _pod_refused(spec, error, 'remove the leftover'))
+    while True:
+        try:
+            present = _pods_by_key(api, namespaces) if leftovers else {}
+        except ApiError:
+            # Read again at the next round; the deadline bounds it.
+            pass
+        leftovers = [spec for spec in leftovers if _pod_key(spec) in present and spec['host'] not in results]
+        if not leftovers or clock() - start > max(float(spec.get('timeout_seconds') or 0) for spec in leftovers):
+            break
+        sleep(1)
+    for spec in leftovers:
+        results[spec['host']] = validation_failure(spec, 'validation: pod %s/%s of an earlier run is still being '
+                                                   'removed. Fix: wait until `kubectl -n %s get pod %s` no longer '
+                                                   'finds it, then run again.' % (_pod_key(spec) + _pod_key(spec)))
+    running = []
+    for spec in specs:
+        if spec['host'] in results:
+            continue
+        try:
+            api.create_pod(spec['pod'])
+        except ApiError as error:
+            results[spec['host']] = validation_failure(spec, _pod_refused(spec, error, 'start'))
+            continue
+        running.append(spec)
+    start = clock()
+    last = {}
+    waiting = list(running)
+    while waiting:
+        try:
+            pods = _pods_by_key(api, namespaces)
+        except ApiError:
+            # Read again at the next round; the deadline bounds it.
+            pods = dict((key, pod) for key, pod in last.items())
+        for spec in waiting:
+            last[_pod_key(spec)] = pods.get(_pod_key(spec))
+        waiting = [spec for spec in waiting if not pod_done(last[_pod_key(spec)], spec.get('success_phases') or [])
+                   and clock() - start < float(spec.get('timeout_seconds') or 0)]
+        if waiting:
+            sleep(poll)
+    changed = bool(running)
+    for spec in running:
+        pod = last.get(_pod_key(spec))
+        log, log_error = None, None
+        phase = ((pod or {}).get('status') or {}).get('phase')
+        if spec.get('judge_output') and phase in ('Succeeded', 'Failed'):
+            try:
+                log = api.pod_log(*_pod_key(spec))
+            except ApiError as error:
+                log_error = str(error)
+        passed, report = pod_report(spec, pod, log, log_error)
+        results[spec['host']] = {'host': spec['host'], 'name': spec['name'], 'passed': passed, 'report': report,
+                                 'failed': not passed, 'msg': '', 'phase': phase or '', 'lifted': False}
+        if not spec.get('keep_pod'):
+            try:
+                api.delete_pod(*_pod_key(spec))
+            except ApiError:
+                # The next run removes a leftover pod before it starts its own.
+                pass
+    for spec in running:
+        result = results[spec['host']]
+        if not result['passed']:
+            continue
+        try:
+            node = api.get_node(spec['name'])
+            if node is None:
+                raise ApiError('the Node is gone', NOT_FOUND)
+            _patch_guarded(api, spec['name'],
+                           lambda node, spec=spec: {'patch': lift_plan(node, spec['validated_label'],
+                                                                       spec['validated_value'], spec['taint'])},
+                           node, False)
+            result['lifted'] = True
+        except ApiError as error:
+            result['failed'] = True
+            result['msg'] = refused_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
+    return {'results': results, 'changed': changed}
+
+
+def _pod_refused(spec, error, doing):
+    return ('validation: the API server refused to %s pod %s/%s: %s. Fix: check the pod\'s settings '
+            '(validate_k8s_runtime_class must name a RuntimeClass that exists, validate_k8s_namespace, '
+            'validate_k8s_image) and that the user of %s may manage pods there, then run again.'
+            % ((doing,) + _pod_key(spec) + (_text(error), _where(spec))))
+
+
+def validation_failure(spec, message):
+    return {'host': spec['host'], 'name': spec['name'], 'passed': False, 'failed': True,
+            'report': message.replace('validation: ', '', 1), 'msg': '%s: %s' % (spec['host'], message), 'phase': '',
+            'lifted': False}

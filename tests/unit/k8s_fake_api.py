@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+"""An in-memory API server for module_utils/k8s_fleet.py: Nodes with resourceVersions and JSON merge
+patches as the API server applies them (409 on a stale resourceVersion), validation pods whose
+status the test scripts, and a clock that sleeping advances. Every request is recorded."""
+
+import copy
+
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+
+
+def node(name, labels=None, taints=None, version=1):
+    obj = {'metadata': {'name': name, 'labels': dict(labels or {}), 'resourceVersion': str(version)}, 'spec': {}}
+    if taints is not None:
+        obj['spec']['taints'] = list(taints)
+    return obj
+
+
+def merge_patch(target, patch):
+    """RFC 7386, as the API server applies application/merge-patch+json."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 0.0
+        self.sleeps = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+class FakeApi(object):
+    def __init__(self, nodes=(), clock=None):
+        self.nodes = dict((item['metadata']['name'], copy.deepcopy(item)) for item in nodes)
+        self.version = 100
+        self.calls = []
+        self.clock = clock or Clock()
+        # name -> time at which the Node registers
+        self.joining = {}
+        self.list_error = None
+        # name -> number of writes by "another writer" just before our next patches (each causes a 409)
+        self.races = {}
+        # name -> ApiError raised by every patch
+        self.refuse = {}
+        # pods
+        self.pods = {}
+        # (namespace, name) -> list of (after seconds, status) for a pod created now
+        self.pod_script = {}
+        self.pod_logs = {}
+        self.refuse_pod = {}
+        self.namespaces = set()
+        self.secrets = {}
+        self.created = {}
+        # How many of the next pod lists fail (the API server briefly away).
+        self.pod_list_errors = 0
+
+    def _bump(self, name):
+        self.version += 1
+        self.nodes[name]['metadata']['resourceVersion'] = str(self.version)
+
+    def _register(self):
+        for name, when in list(self.joining.items()):
+            if self.clock() >= when:
+                self.nodes[name] = node(name)
+                del self.joining[name]
+
+    def list_nodes(self):
+        self.calls.append(('list_nodes',))
+        if self.list_error:
+            raise self.list_error
+        self._register()
+        return [copy.deepcopy(item) for item in self.nodes.values()]
+
+    def get_node(self, name):
+        self.calls.append(('get_node', name))
+        self._register()
+        return copy.deepcopy(self.nodes.get(name))
+
+    def patch_node(self, name, patch):
+        self.calls.append(('patch_node', name, copy.deepcopy(patch)))
+        if name in self.refuse:
+            raise self.refuse[name]
+        if name not in self.nodes:
+            raise ApiError('404 Not Found', 404)
+        if self.races.get(name):
+            self.races[name] -= 1
+            # Another writer adds a taint of its own meanwhile.
+            spec = self.nodes[name].setdefault('spec', {})
+            spec['taints'] = list(spec.get('taints') or []) + [
+                {'key': 'other/race-%d' % self.version, 'effect': 'NoSchedule'}]
+            self._bump(name)
+        wanted = (patch.get('metadata') or {}).get('resourceVersion')
+        if wanted is not None and wanted != self.nodes[name]['metadata']['resourceVersion']:
+            raise ApiError('409 Conflict: the object has been modified', 409)
+        patch = copy.deepcopy(patch)
+        (patch.get('metadata') or {}).pop('resourceVersion', None)
+        self.nodes[name] = merge_patch(self.nodes[name], patch)
+        self._bump(name)
+        return copy.deepcopy(self.nodes[name])
+
+    # --- pods -------------------------------------------------------------------------------------------------------
+
+    def ensure_namespace(self, name):
+        self.calls.append(('ensure_namespace', name))
+        self.namespaces.add(name)
+
+    def apply_secret(self, secret):
+        self.calls.append(('apply_secret', secret['metadata']['name']))
+        self.secrets[(secret['metadata']['namespace'], secret['metadata']['name'])] = copy.deepcopy(secret)
+
+    def _status(self, key):
+        pod = self.pods[key]
+        status = {'phase': 'Pending'}
+        for after, scripted in self.pod_script.get(key, []):
+            if self.clock() - self.created[key] >= after:
+                status = scripted
+        pod['status'] = copy.deepcopy(status)
+        return pod
+
+    def list_pods(self, namespace, label_selector):
+        self.calls.append(('list_pods', namespace, label_selector))
+        if self.pod_list_errors:
+            self.pod_list_errors -= 1
+            raise ApiError('HTTPSConnectionPool: Read timed out')
+        return [copy.deepcopy(self._status(key)) for key in sorted(self.pods) if key[0] == namespace]
+
+    def create_pod(self, pod):
+        key = (pod['metadata']['namespace'], pod['metadata']['name'])
+        self.calls.append(('create_pod',) + key)
+        if key in self.refuse_pod:
+            raise self.refuse_pod[key]
+        if key in self.pods:
+            raise ApiError('409 Conflict: pods "%s" already exists' % key[1], 409)
+        self.pods[key] = copy.deepcopy(pod)
+        self.created[key] = self.clock()
+        return copy.deepcopy(pod)
+
+    def delete_pod(self, namespace, name):
+        self.calls.append(('delete_pod', namespace, name))
+        if (namespace, name) not in self.pods:
+            raise ApiError('404 Not Found', 404)
+        del self.pods[(namespace, name)]
+
+    def pod_log(self, namespace, name):
+        self.calls.append(('pod_log', namespace, name))
+        log = self.pod_logs.get((namespace, name))
+        if isinstance(log, ApiError):
+            raise log
+        return log or ''
+
+    def count(self, call):
+        return len([item for item in self.calls if item[0] == call])
