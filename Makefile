@@ -111,8 +111,10 @@ collection-link:
 # them (schema, markup, references to this collection's plugins and roles, rstcheck); references to
 # other collections are not resolved because loading every installed collection's docs takes
 # minutes. Then the execution environment's build context from the tarball `make build` writes.
+# ansible-lint (offline) puts $ANSIBLE_HOME/collections (~/.ansible/collections by default) before
+# the checkout: an npu.ascend installed there earlier would be linted against instead of this one.
 lint: venv
-	ansible-lint
+	ANSIBLE_HOME=$(CURDIR)/.cache/ansible-lint ansible-lint
 	antsibull-changelog lint
 	antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs self --check-extra-docs-refs .
 	$(MAKE) ee-context
