@@ -70,16 +70,9 @@ options:
       context:
         description: The host's kubeconfig context when it differs from O(context).
         type: str
-  kubeconfig:
-    description:
-      - Kubeconfig on the controller. Unset - C(K8S_AUTH_KUBECONFIG), else C(KUBECONFIG) or C(~/.kube/config), else
-        the in-cluster service account.
-    type: path
-  context:
-    description: Context of the kubeconfig. Unset - C(K8S_AUTH_CONTEXT), else the current context.
-    type: str
 extends_documentation_fragment:
   - npu.ascend.attributes
+  - npu.ascend.k8s_fleet
 attributes:
   check_mode:
     support: full
@@ -91,8 +84,6 @@ attributes:
     support: full
   platform:
     platforms: posix
-requirements:
-  - kubernetes (Python library on the controller, as kubernetes.core needs)
 notes:
   - Requests the API server with the kubernetes client's CoreV1 calls, each with a timeout.
 seealso:
@@ -172,10 +163,9 @@ all_listed:
   type: bool
 '''
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
-
 from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet_module import fleet_module
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -186,8 +176,6 @@ NODE_OPTIONS = dict(
     validated_label=dict(type='str'),
     validated_value=dict(type='str', default='true'),
     wait_seconds=dict(type='int', default=60),
-    kubeconfig=dict(type='path'),
-    context=dict(type='str'),
 )
 
 
@@ -222,17 +210,7 @@ def run(module, api_for):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            nodes=dict(type='list', elements='dict', required=True, options=NODE_OPTIONS),
-            kubeconfig=dict(type='path', fallback=(env_fallback, ['K8S_AUTH_KUBECONFIG'])),
-            context=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_CONTEXT'])),
-        ),
-        supports_check_mode=True,
-    )
-    if KUBERNETES_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    run(module, KubernetesApi)
+    run(fleet_module(NODE_OPTIONS, supports_check_mode=True), KubernetesApi)
 
 
 if __name__ == '__main__':

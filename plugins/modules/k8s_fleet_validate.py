@@ -109,16 +109,9 @@ options:
       context:
         description: The host's kubeconfig context when it differs from O(context).
         type: str
-  kubeconfig:
-    description:
-      - Kubeconfig on the controller. Unset - C(K8S_AUTH_KUBECONFIG), else C(KUBECONFIG) or C(~/.kube/config), else
-        the in-cluster service account.
-    type: path
-  context:
-    description: Context of the kubeconfig. Unset - C(K8S_AUTH_CONTEXT), else the current context.
-    type: str
 extends_documentation_fragment:
   - npu.ascend.attributes
+  - npu.ascend.k8s_fleet
 attributes:
   check_mode:
     support: full
@@ -133,8 +126,6 @@ attributes:
         validated yet for the driver they run.
   platform:
     platforms: posix
-requirements:
-  - kubernetes (Python library on the controller, as kubernetes.core needs)
 seealso:
   - module: npu.ascend.k8s_fleet_nodes
   - plugin: npu.ascend.npu_validation_verdict
@@ -195,10 +186,9 @@ hosts:
 import base64
 import json
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
-
 from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, FIELD_MANAGER, KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import FIELD_MANAGER, KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet_module import fleet_module
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -216,8 +206,6 @@ NODE_OPTIONS = dict(
     registry=dict(type='dict', default={}, options=dict(
         server=dict(type='str'), username=dict(type='str'), password=dict(type='str', no_log=True))),
     secret_name=dict(type='str', default='npu-validation-registry'),
-    kubeconfig=dict(type='path'),
-    context=dict(type='str'),
 )
 
 
@@ -270,17 +258,7 @@ def run(module, api_for):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            nodes=dict(type='list', elements='dict', required=True, options=NODE_OPTIONS),
-            kubeconfig=dict(type='path', fallback=(env_fallback, ['K8S_AUTH_KUBECONFIG'])),
-            context=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_CONTEXT'])),
-        ),
-        supports_check_mode=True,
-    )
-    if KUBERNETES_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
-    run(module, KubernetesApi)
+    run(fleet_module(NODE_OPTIONS, supports_check_mode=True), KubernetesApi)
 
 
 if __name__ == '__main__':

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_client
+from ansible_collections.npu.ascend.plugins.module_utils import k8s_client, k8s_fleet_module
 from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
 from ansible_collections.npu.ascend.plugins.modules import k8s_fleet_nodes, k8s_fleet_validate
 
@@ -98,6 +98,13 @@ def test_validate_needs_a_named_pod(run_module, clusters):
         'host': 'a', 'name': 'a', 'pod': {'metadata': {}}, 'resource': 'r', 'validated_label': 'l',
         'validated_value': 'v', 'taint': TAINT}]})
     assert result['failed'] and 'metadata.name and metadata.namespace' in result['msg']
+
+
+@pytest.mark.parametrize('module', [k8s_fleet_nodes, k8s_fleet_validate])
+def test_a_controller_without_the_kubernetes_library_is_told_what_to_install(run_module, module, monkeypatch):
+    monkeypatch.setattr(k8s_fleet_module, 'KUBERNETES_IMPORT_ERROR', ImportError('No module named kubernetes'))
+    result = run_module(module, {'nodes': []})
+    assert result['failed'] and 'Failed to import the required Python library (kubernetes)' in result['msg']
 
 
 # --- the real kubernetes client against a loopback HTTP server ------------------------------------------------------

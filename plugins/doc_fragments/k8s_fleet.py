@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the npu.ascend collection
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    """The cluster options of the fleet-wide Kubernetes modules (k8s_fleet_nodes, k8s_fleet_validate),
+    which run on the controller for all the play's hosts at once."""
+
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description:
+      - Kubeconfig on the controller. Unset - C(K8S_AUTH_KUBECONFIG), else C(KUBECONFIG) or C(~/.kube/config), else
+        the in-cluster service account.
+    type: path
+  context:
+    description: Context of the kubeconfig. Unset - C(K8S_AUTH_CONTEXT), else the current context.
+    type: str
+requirements:
+  - kubernetes (Python library on the controller, as kubernetes.core needs)
+'''
