@@ -195,36 +195,38 @@ def test_the_real_prometheus_shows_a_panel_on_a_missing_metric(scraped):
     assert len(problems) == 1 and 'bad_data' in problems[0]
 
 
-def test_an_unhealthy_chip_fires_the_alert_on_its_node_only(scraped):
-    def unhealthy_alerts():
-        return [alert for alert in scraped.alerts() if alert['labels']['alertname'] == 'AscendNpuChipUnhealthy']
+def _assert_alert_fires_on_one_chip_and_resolves(scraped, alertname, fault, clear, node, chip, summary):
+    """Quiet past the rule's `for`; with ``fault()`` the alert fires for that node and chip only, with its
+    summary; after ``clear()`` it resolves."""
+    def alerts():
+        return [alert for alert in scraped.alerts() if alert['labels']['alertname'] == alertname]
 
-    # Healthy: past the rule's `for`, no alert in any state.
     time.sleep(4)
-    assert unhealthy_alerts() == []
-    _Exposition.nodes['test-a2'] = ('910B4_25.0.rc1.1_info.txt', {3})
+    assert alerts() == []
+    fault()
     try:
         firing = prometheus._wait('the alert firing', lambda: (
-            [a for a in unhealthy_alerts() if a['state'] == 'firing'], unhealthy_alerts()), timeout=60)
-        assert [(alert['labels']['node'], alert['labels']['id']) for alert in firing] == [('test-a2', '3')]
-        assert firing[0]['annotations']['summary'] == 'NPU chip 3 on test-a2 is unhealthy'
+            [a for a in alerts() if a['state'] == 'firing'], alerts()), timeout=60)
+        assert [(alert['labels']['node'], alert['labels']['id']) for alert in firing] == [(node, chip)]
+        assert firing[0]['annotations']['summary'] == summary
     finally:
-        _Exposition.nodes['test-a2'] = ('910B4_25.0.rc1.1_info.txt', set())
-    prometheus._wait('the alert resolved', lambda: (unhealthy_alerts() == [], unhealthy_alerts()), timeout=60)
+        clear()
+    prometheus._wait('the alert resolved', lambda: (alerts() == [], alerts()), timeout=60)
+
+
+def test_an_unhealthy_chip_fires_the_alert_on_its_node_only(scraped):
+    def chip_3(unhealthy):
+        _Exposition.nodes['test-a2'] = ('910B4_25.0.rc1.1_info.txt', unhealthy)
+
+    _assert_alert_fires_on_one_chip_and_resolves(
+        scraped, 'AscendNpuChipUnhealthy', lambda: chip_3({3}), lambda: chip_3(set()),
+        'test-a2', '3', 'NPU chip 3 on test-a2 is unhealthy')
 
 
 def test_a_roce_link_down_fires_the_alert_on_its_node_and_chip_only(scraped):
-    def link_alerts():
-        return [alert for alert in scraped.alerts() if alert['labels']['alertname'] == 'AscendNpuRoceLinkDown']
+    def link_5(status):
+        _Exposition.links['test-train'][5] = status
 
-    time.sleep(4)
-    assert link_alerts() == []
-    _Exposition.links['test-train'][5] = 0
-    try:
-        firing = prometheus._wait('the alert firing', lambda: (
-            [a for a in link_alerts() if a['state'] == 'firing'], link_alerts()), timeout=60)
-        assert [(alert['labels']['node'], alert['labels']['id']) for alert in firing] == [('test-train', '5')]
-        assert firing[0]['annotations']['summary'] == 'The RoCE link of NPU chip 5 on test-train is down'
-    finally:
-        _Exposition.links['test-train'][5] = 1
-    prometheus._wait('the alert resolved', lambda: (link_alerts() == [], link_alerts()), timeout=60)
+    _assert_alert_fires_on_one_chip_and_resolves(
+        scraped, 'AscendNpuRoceLinkDown', lambda: link_5(0), lambda: link_5(1),
+        'test-train', '5', 'The RoCE link of NPU chip 5 on test-train is down')
