@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
-               worker_selector=True, noded=False, runtime_handler='ascend'):
+               worker_selector=True, noded=False, runtime_handler='ascend', vnpus=None):
     """``{labels, notes, resource_name}`` for ``ansible_facts.ascend`` of one node (``domain``: empty for the default)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
@@ -24,6 +24,9 @@ def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
                                     accelerator_type_override=accelerator_type or '',
                                     worker_selector=bool(worker_selector), noded=bool(noded),
                                     runtime_handler=runtime_handler or '')
+        if vnpus is not None:
+            from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import offered_labels
+            labels.update(offered_labels(domain or DEFAULT_DOMAIN, vnpus))
     except ValueError as exc:
         raise AnsibleFilterError('npu_labels: %s' % exc)
     return {'labels': labels, 'notes': notes, 'resource_name': resource_name(facts.get('chip_family'))}

@@ -16,6 +16,7 @@ import re
 import time
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
 
@@ -122,8 +123,8 @@ class NpuSmiReader(object):
                                 'npu-smi (reinstall the driver if it was replaced)'
                                 % (' '.join(self.commands[-1][1:]), what, problem, self.binary))
 
-    def read(self, board=False, list_npus=False):
-        """``npu-smi info`` (and, when asked, each NPU's board and ``info -l``) as one dict.
+    def read(self, board=False, list_npus=False, vnpus=False):
+        """``npu-smi info`` (and, when asked, each NPU's board, ``info -l`` and the vNPUs) as one dict.
 
         ``board``: True reads the board of every NPU; ``'first'`` reads them NPU after NPU and stops
         at the first whose Board ID is a number (the one a node's labels take, npu_labels.node_labels:
@@ -151,4 +152,33 @@ class NpuSmiReader(object):
                     break
         if list_npus:
             result['list'] = self._parse(npu_smi.parse_info_list, self.run('info', '-l'), 'info -l')
+        if vnpus:
+            result['vnpus'] = self.read_vnpus(info['chips'])
+        return result
+
+    def read_vnpus(self, chips):
+        """The static vNPUs of every chip that can be split (npu_vnpu.chip_family: 310P, 910B), one
+        ``npu-smi info -t info-vnpu -i N -c C`` each: ``[{'npu_id', 'chip_id', 'name', 'vnpus':
+        [{'vnpu_id', 'template', 'resource', 'in_use'}], 'resources': {resource: count}}]``. A
+        template without a resource name of the device plugin's (made by hand) has ``resource``
+        None and is not counted. Chips of other families have no vNPUs and are left out."""
+        result = []
+        for chip in chips:
+            family = npu_vnpu.chip_family(chip.get('name'))
+            if family is None:
+                continue
+            text = self.run('info', '-t', 'info-vnpu', '-i', str(chip['npu_id']), '-c', str(chip['chip_id']))
+            present = self._parse(npu_vnpu.parse_info_vnpu, text, 'info -t info-vnpu')
+            entry = {'npu_id': chip['npu_id'], 'chip_id': chip['chip_id'], 'name': chip.get('name'),
+                     'vnpus': [], 'resources': {}}
+            for vnpu in present['vnpus']:
+                try:
+                    resource = npu_vnpu.resource_name(vnpu['template'], family)
+                except ValueError:
+                    resource = None
+                entry['vnpus'].append({'vnpu_id': vnpu['vnpu_id'], 'template': vnpu['template'],
+                                       'resource': resource, 'in_use': vnpu['in_use']})
+                if resource is not None:
+                    entry['resources'][resource] = entry['resources'].get(resource, 0) + 1
+            result.append(entry)
         return result

@@ -77,6 +77,15 @@ options:
     type: str
     choices: [none, info, board, first_board]
     default: none
+  vnpus:
+    description:
+      - With O(npu_smi) other than V(none), also read the static vNPUs of every chip that can be split (310P, 910B),
+        one C(npu-smi info -t info-vnpu -i N -c C) per chip, into RV(ansible_facts.ascend.npu_smi.vnpus). What a Node's
+        vNPU labels are computed from where the node was split before it joined the cluster (docs/vnpu.md).
+      - A chip whose vNPUs cannot be read makes the whole reading fail, as any npu-smi error does
+        (RV(ansible_facts.ascend.npu_smi_error)).
+    type: bool
+    default: false
   npu_smi_timeout:
     description: Seconds each C(npu-smi) run may take before it is stopped (through C(timeout)).
     type: int
@@ -273,6 +282,9 @@ ansible_facts:
             - With O(npu_smi=info) or O(npu_smi=board), what C(npu-smi) reported (C(binary), C(tool_version),
               C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board) or O(npu_smi=first_board)), or null when npu-smi is
               not installed or could not be read.
+            - With O(vnpus), C(vnpus) lists every chip that can be split (C(npu_id), C(chip_id), C(name)), its vNPUs
+              (C(vnpu_id), C(template), C(resource), the device plugin's resource name or null for a template it
+              does not publish, C(in_use)) and C(resources), the count of each resource.
             - Absent with O(npu_smi=none), unless O(npu_smi_from) has a reading.
           type: dict
           returned: when O(npu_smi) is not V(none), or O(npu_smi_from) has a reading
@@ -428,7 +440,8 @@ def read_npu_smi(module, binary, what):
         return None, None
     reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['npu_smi_timeout'])
     try:
-        return reader.read(board={'board': True, 'first_board': 'first'}.get(what, False)), None
+        return reader.read(board={'board': True, 'first_board': 'first'}.get(what, False),
+                           vnpus=module.params['vnpus']), None
     except npu_smi_reader.NpuSmiFailure as failure:
         return None, str(failure)
 
@@ -674,6 +687,7 @@ def main():
             files=dict(type='list', elements='path', default=[]),
             free_space_path=dict(type='path', default='/'),
             npu_smi=dict(type='str', choices=['none', 'info', 'board', 'first_board'], default='none'),
+            vnpus=dict(type='bool', default=False),
             npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
             npu_smi_from=dict(type='dict'),
             packages=dict(type='list', elements='str', default=[]),

@@ -87,6 +87,16 @@ def resource_labels(domain, resources, current_labels, split_chips=0):
     return changes
 
 
+def offered_labels(domain, chips):
+    """The vNPU labels for the vNPUs a node's chips hold now (``chips``: ascend_facts'
+    ``npu_smi.vnpus``, each with ``vnpus`` and ``resources``): what ``resource_labels`` gives a
+    Node that carries none of them yet. Only labels to set: the vnpu role, which changes the
+    layout, removes those a node no longer offers."""
+    chips = chips or []
+    split = len([chip for chip in chips if chip.get('vnpus')])
+    return resource_labels(domain, [chip.get('resources') or {} for chip in chips], {}, split_chips=split)
+
+
 def expected_allocatable(whole_resource, healthy_chips, labels, domain):
     """What a node's kubelet should offer once its device plugin runs: ``{resource: count}``.
 

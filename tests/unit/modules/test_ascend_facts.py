@@ -323,6 +323,63 @@ def test_without_npu_smi_there_is_nothing_to_read(node, run_module, engines_path
     assert facts['npu_smi_path'] is None and facts['npu_smi'] is None and facts['npu_smi_error'] is None
 
 
+def _npu_smi_with_vnpus(engines_path, info, first_chip_vnpus, other_chips_vnpus):
+    write_tool(engines_path, 'npu-smi',
+               'echo "$*" >> "%s/npu-smi-calls"\n'
+               'case "$*" in\n'
+               '  info) cat "%s";;\n'
+               '  "info -t info-vnpu -i 8 -c 0") cat "%s";;\n'
+               '  "info -t info-vnpu -i "*) cat "%s";;\n'
+               '  *) exit 9;;\n'
+               'esac\n' % (engines_path, info, first_chip_vnpus, other_chips_vnpus))
+    if not (engines_path / 'cat').exists():
+        (engines_path / 'cat').symlink_to('/bin/cat')
+
+
+def test_the_probe_reads_the_vnpus_of_every_chip_that_can_be_split(node, run_module, engines_path):
+    _npu_smi_with_vnpus(engines_path, os.path.join(NPU_SMI_SYNTHETIC, '310P3-duo_24.1.rc2_info.txt'),
+                        os.path.join(NPU_SMI_SYNTHETIC, 'info-vnpu_310P3_three.txt'),
+                        os.path.join(NPU_SMI_SYNTHETIC, 'info-vnpu_910B4_empty.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_error'] is None
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info'] + [
+        'info -t info-vnpu -i %d -c %d' % ids for ids in ((8, 0), (8, 1), (9, 0), (9, 1))]
+    vnpus = facts['npu_smi']['vnpus']
+    assert [(chip['npu_id'], chip['chip_id'], chip['name']) for chip in vnpus] == [
+        (8, 0, '310P3'), (8, 1, '310P3'), (9, 0, '310P3'), (9, 1, '310P3')]
+    assert [(vnpu['vnpu_id'], vnpu['template'], vnpu['resource']) for vnpu in vnpus[0]['vnpus']] == [
+        (100, 'vir02', 'Ascend310P-2c'), (101, 'vir02_1c', 'Ascend310P-2c.1cpu'), (102, 'vir02', 'Ascend310P-2c')]
+    assert vnpus[0]['resources'] == {'Ascend310P-2c': 2, 'Ascend310P-2c.1cpu': 1}
+    assert [chip['resources'] for chip in vnpus[1:]] == [{}, {}, {}]
+    # Without the option, no vNPU is read.
+    (engines_path / 'npu-smi-calls').unlink()
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert 'vnpus' not in facts['npu_smi']
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info']
+
+
+def test_chips_that_cannot_be_split_are_not_asked_for_vnpus(node, run_module, engines_path):
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B-legacy910_24.1.0_info.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_error'] is None and facts['npu_smi']['vnpus'] == []
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info']
+
+
+def test_vnpus_that_cannot_be_read_are_an_npu_smi_error(node, run_module, engines_path):
+    garbled = engines_path / 'garbled.txt'
+    garbled.write_text('| Total number of vnpu: 1 |\n')
+    _npu_smi_with_vnpus(engines_path, os.path.join(NPU_SMI_SYNTHETIC, '310P3-duo_24.1.rc2_info.txt'),
+                        str(garbled), str(garbled))
+    result = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                        check_mode=True, diff=False)
+    facts = result['ansible_facts']['ascend']
+    assert not result.get('failed') and facts['npu_smi'] is None
+    assert 'info -t info-vnpu' in facts['npu_smi_error'] and 'AICORE' in facts['npu_smi_error']
+
+
 @pytest.mark.parametrize('manager, command, rc, accepted', [
     ('apt', 'apt-cache', 0, True), ('apt', 'apt-cache', 100, False),
     ('dnf', 'dnf', 1, True), ('dnf5', 'dnf', 0, True), ('dnf', 'dnf', 2, False)])

@@ -85,3 +85,35 @@ def test_labels_and_expectation_agree():
         labels[key] = value
     assert vnpu_plan.expected_allocatable('huawei.com/Ascend910', 8, labels, 'd.example') == {
         'huawei.com/Ascend910-5c.1cpu.8g': 2, 'huawei.com/Ascend910': 7}
+
+
+def test_offered_labels_from_the_vnpus_the_chips_hold():
+    chips = [{'npu_id': 8, 'chip_id': 0, 'resources': {'Ascend310P-2c': 2, 'Ascend310P-2c.1cpu': 1},
+              'vnpus': [{'template': 'vir02'}, {'template': 'vir02_1c'}, {'template': 'vir02'}]},
+             {'npu_id': 8, 'chip_id': 1, 'resources': {}, 'vnpus': []},
+             # A vNPU of a template the device plugin does not publish: the chip is split all the same.
+             {'npu_id': 9, 'chip_id': 0, 'resources': {}, 'vnpus': [{'template': 'made-by-hand'}]}]
+    assert vnpu_plan.offered_labels('npu.ascend', chips) == {
+        'npu.ascend/vnpu-Ascend310P-2c': '2', 'npu.ascend/vnpu-Ascend310P-2c.1cpu': '1', 'npu.ascend/vnpu-chips': '2'}
+    assert vnpu_plan.offered_labels('npu.ascend', chips[1:2]) == {}
+    assert vnpu_plan.offered_labels('npu.ascend', None) == {}
+
+
+_RESOURCES = st.sampled_from(['Ascend310P-1c', 'Ascend310P-2c', 'Ascend310P-4c.3cpu', 'Ascend910-5c.1cpu.8g'])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(_RESOURCES, st.integers(min_value=1, max_value=8), max_size=3), max_size=8))
+def test_what_k8s_node_sets_is_what_the_vnpu_role_would_and_the_gate_expects(per_chip):
+    """The labels from the probe's reading equal those the vnpu role writes on a Node without any, and the
+    health gate's expectation from them counts every vNPU and every chip not split."""
+    chips = [{'resources': resources, 'vnpus': [{}] * sum(resources.values())} for resources in per_chip]
+    offered = vnpu_plan.offered_labels('npu.ascend', chips)
+    split = len([resources for resources in per_chip if resources])
+    assert offered == vnpu_plan.resource_labels('npu.ascend', per_chip, {}, split)
+    expected = vnpu_plan.expected_allocatable('huawei.com/Ascend310P', len(per_chip), offered, 'npu.ascend')
+    totals = {}
+    for resources in per_chip:
+        for name, count in resources.items():
+            totals['huawei.com/' + name] = totals.get('huawei.com/' + name, 0) + count
+    assert expected == dict(totals, **{'huawei.com/Ascend310P': len(per_chip) - split if totals else len(per_chip)})

@@ -27,6 +27,17 @@ def test_npu_labels_reports_bad_input_as_filter_errors():
         npu_labels(A2_FACTS, domain='Bad_Domain')
 
 
+def test_npu_labels_adds_the_vnpu_labels_only_when_given_the_chips_vnpus():
+    duo = dict(A2_FACTS, chip_family='310p', npu_count=2, product='Atlas 300I Duo')
+    vnpus = [{'npu_id': 0, 'chip_id': 0, 'resources': {'Ascend310P-2c': 2}, 'vnpus': [{}, {}]},
+             {'npu_id': 0, 'chip_id': 1, 'resources': {}, 'vnpus': []}]
+    labels = npu_labels(duo, domain='npu.ascend', vnpus=vnpus)['labels']
+    assert (labels['npu.ascend/vnpu-Ascend310P-2c'], labels['npu.ascend/vnpu-chips']) == ('2', '1')
+    assert not [key for key in npu_labels(duo, domain='npu.ascend')['labels'] if '/vnpu-' in key]
+    with pytest.raises(AnsibleFilterError, match='cannot be a label name'):
+        npu_labels(duo, vnpus=[{'resources': {'Ascend 310P': 1}, 'vnpus': [{}]}])
+
+
 def test_k8s_taints_from_kubectl_notation():
     assert k8s_taints(None, 'npu.ascend/unvalidated=true:NoSchedule') == [
         {'key': 'npu.ascend/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}]
