@@ -80,7 +80,7 @@ options:
   vnpus:
     description:
       - With O(npu_smi) other than V(none), also read the static vNPUs of every chip that can be split (310P, 910B),
-        one C(npu-smi info -t info-vnpu -i N -c C) per chip, into RV(ansible_facts.ascend.npu_smi.vnpus). What a Node's
+        one C(npu-smi info -t info-vnpu -i N -c C) per chip, into the C(vnpus) of RV(ansible_facts.ascend.npu_smi). What a Node's
         vNPU labels are computed from where the node was split before it joined the cluster (docs/vnpu.md).
       - A chip whose vNPUs cannot be read makes the whole reading fail, as any npu-smi error does
         (RV(ansible_facts.ascend.npu_smi_error)).
