@@ -159,7 +159,7 @@ class NpuSmiReader(object):
     def read_vnpus(self, chips):
         """The static vNPUs of every chip that can be split (npu_vnpu.chip_family: 310P, 910B), one
         ``npu-smi info -t info-vnpu -i N -c C`` each: ``[{'npu_id', 'chip_id', 'name', 'vnpus':
-        [{'vnpu_id', 'template', 'resource', 'in_use'}], 'resources': {resource: count}}]``. A
+        [parse_info_vnpu's vNPUs with their 'resource'], 'resources': {resource: count}}]``. A
         template without a resource name of the device plugin's (made by hand) has ``resource``
         None and is not counted. Chips of other families have no vNPUs and are left out."""
         result = []
@@ -170,15 +170,9 @@ class NpuSmiReader(object):
             text = self.run('info', '-t', 'info-vnpu', '-i', str(chip['npu_id']), '-c', str(chip['chip_id']))
             present = self._parse(npu_vnpu.parse_info_vnpu, text, 'info -t info-vnpu')
             entry = {'npu_id': chip['npu_id'], 'chip_id': chip['chip_id'], 'name': chip.get('name'),
-                     'vnpus': [], 'resources': {}}
-            for vnpu in present['vnpus']:
-                try:
-                    resource = npu_vnpu.resource_name(vnpu['template'], family)
-                except ValueError:
-                    resource = None
-                entry['vnpus'].append({'vnpu_id': vnpu['vnpu_id'], 'template': vnpu['template'],
-                                       'resource': resource, 'in_use': vnpu['in_use']})
-                if resource is not None:
-                    entry['resources'][resource] = entry['resources'].get(resource, 0) + 1
+                     'vnpus': npu_vnpu.with_resources(present['vnpus'], family), 'resources': {}}
+            for vnpu in entry['vnpus']:
+                if vnpu['resource'] is not None:
+                    entry['resources'][vnpu['resource']] = entry['resources'].get(vnpu['resource'], 0) + 1
             result.append(entry)
         return result

@@ -404,3 +404,17 @@ def describe(vnpu):
     if vnpu.get('in_use'):
         text += ' (in use by container %s)' % vnpu.get('container_id')
     return text
+
+
+def with_resources(vnpus, family):
+    """``vnpus`` (parse_info_vnpu's) each with its ``resource``: the device plugin's resource name
+    for its template (``resource_name``), or None for a template it does not publish."""
+    result = []
+    for vnpu in vnpus:
+        entry = dict(vnpu)
+        try:
+            entry['resource'] = resource_name(vnpu['template'], family)
+        except ValueError:
+            entry['resource'] = None
+        result.append(entry)
+    return result

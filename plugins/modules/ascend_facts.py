@@ -283,8 +283,8 @@ ansible_facts:
               C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board) or O(npu_smi=first_board)), or null when npu-smi is
               not installed or could not be read.
             - With O(vnpus), C(vnpus) lists every chip that can be split (C(npu_id), C(chip_id), C(name)), its vNPUs
-              (C(vnpu_id), C(template), C(resource), the device plugin's resource name or null for a template it
-              does not publish, C(in_use)) and C(resources), the count of each resource.
+              (C(vnpu_id), C(vgroup_id), C(container_id), C(status), C(template), C(in_use), and C(resource), the device
+              plugin's resource name or null for a template it does not publish) and C(resources), the count of each resource.
             - Absent with O(npu_smi=none), unless O(npu_smi_from) has a reading.
           type: dict
           returned: when O(npu_smi) is not V(none), or O(npu_smi_from) has a reading

@@ -197,18 +197,6 @@ def _chip(reader, npu_id, chip_id):
                       'chip id from npu-smi info -m' % (chip_id, npu_id))
 
 
-def _with_resources(vnpus, family):
-    result = []
-    for vnpu in vnpus:
-        entry = dict(vnpu)
-        try:
-            entry['resource'] = npu_vnpu.resource_name(vnpu['template'], family)
-        except ValueError:
-            entry['resource'] = None
-        result.append(entry)
-    return result
-
-
 def _lines(vnpus):
     return ''.join(npu_vnpu.describe(dict(vnpu, in_use=False)) + '\n' for vnpu in
                    sorted(vnpus, key=lambda item: (item['template'], item.get('vnpu_id') or 0)))
@@ -261,7 +249,7 @@ def run(module, reader):
     diff = {'before': _lines(present['vnpus']), 'after': _lines(keep + create),
             'before_header': '%s vNPUs' % where, 'after_header': '%s vNPUs' % where}
     if module.check_mode or not changed:
-        return changed, chip, _with_resources(present['vnpus'], chip['family']), plan, resources, diff
+        return changed, chip, npu_vnpu.with_resources(present['vnpus'], chip['family']), plan, resources, diff
     if plan['mode']:
         _set(reader, where, 'set the vNPU mode to containers', 'set', '-t', 'vnpu-mode', '-d', '0')
     if plan['recover']:
@@ -285,7 +273,7 @@ def run(module, reader):
     if extra or missing:
         raise VnpuFailure('%s: npu-smi accepted every change but lists %s. Fix: look at the npu-smi log '
                           '(/var/log/npu/slog) and run again' % (where, _lines(after['vnpus']).strip() or 'no vNPU'))
-    return changed, chip, _with_resources(after['vnpus'], chip['family']), plan, resources, diff
+    return changed, chip, npu_vnpu.with_resources(after['vnpus'], chip['family']), plan, resources, diff
 
 
 def _run_set(reader, where, what, *argv):
