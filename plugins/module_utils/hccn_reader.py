@@ -23,7 +23,6 @@ from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 # Where Huawei's driver puts hccn_tool, and the PATH directory many installs link it from (docs/hccn.md).
 HCCN_TOOL_PATHS = ['/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool']
 HCCN_CONF = '/etc/hccn.conf'
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 KILL_AFTER_SECONDS = 10
 # A read answers in well under a second; a ping sends three packets a second apart.
 DEFAULT_TIMEOUT_SECONDS = 30
@@ -86,10 +85,9 @@ class HccnReader(object):
     def run(self, *args):
         argv = [self.binary] + [str(arg) for arg in args]
         self.commands.append(argv)
-        started = self._clock()
-        rc, out, err = self._run_command(timed_command.timeout_argv(argv, self.timeout, KILL_AFTER_SECONDS),
-                                         environ_update=C_LOCALE)
-        if timed_command.stopped_by_timeout(rc, self._clock() - started, self.timeout):
+        rc, out, err, stopped = timed_command.run(self._run_command, argv, self.timeout, KILL_AFTER_SECONDS,
+                                                  self._clock)
+        if stopped:
             raise HccnFailure('%s did not answer within %s seconds and was stopped; fix: check the NPU driver (dmesg, '
                               'npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the hccn role)'
                               % (' '.join(argv), self.timeout))

@@ -21,7 +21,6 @@ from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
 
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
-C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 KILL_AFTER_SECONDS = 10
 DEFAULT_TIMEOUT_SECONDS = 120
 
@@ -91,10 +90,9 @@ class NpuSmiReader(object):
     def run(self, *args):
         argv = [self.binary] + list(args)
         self.commands.append(argv)
-        started = self._clock()
-        rc, out, err = self._run_command(timed_command.timeout_argv(argv, self.timeout, KILL_AFTER_SECONDS),
-                                         environ_update=C_LOCALE)
-        if timed_command.stopped_by_timeout(rc, self._clock() - started, self.timeout):
+        rc, out, err, stopped = timed_command.run(self._run_command, argv, self.timeout, KILL_AFTER_SECONDS,
+                                                  self._clock)
+        if stopped:
             raise NpuSmiFailure(
                 '%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look at dmesg '
                 'and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if the node is only '

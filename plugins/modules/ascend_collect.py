@@ -122,7 +122,6 @@ from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, di
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader, reboot_marker, timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.config_stamp import stamp_path
 
-_C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 KILL_AFTER_SECONDS = 5
 LOG_DIRECTORIES = ('/var/log/ascend_seclog', '/var/log/mindx-dl/devicePlugin', '/var/log/mindx-dl/npu-exporter')
 RECORDS_DIR = os.path.dirname(reboot_marker.REBOOT_MARKER_PATH)
@@ -173,10 +172,9 @@ def run(module, bundle, member, argv, transform=None):
     if not binary:
         bundle.note(member, source, 'absent', '%s is not installed' % argv[0])
         return None
-    started = time.time()
-    rc, out, err = module.run_command(timed_command.timeout_argv([binary] + list(argv[1:]), module.params['timeout'],
-                                                                 KILL_AFTER_SECONDS), environ_update=_C_LOCALE)
-    if timed_command.stopped_by_timeout(rc, time.time() - started, module.params['timeout']):
+    rc, out, err, stopped = timed_command.run(module.run_command, [binary] + list(argv[1:]), module.params['timeout'],
+                                              KILL_AFTER_SECONDS)
+    if stopped:
         bundle.note(member, source, 'failed', 'did not answer within %d s' % module.params['timeout'])
         return None
     text = transform(out) if transform else out

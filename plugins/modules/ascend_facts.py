@@ -349,7 +349,6 @@ import importlib.util
 import os
 import platform
 import stat
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
@@ -368,7 +367,6 @@ from ansible_collections.npu.ascend.plugins.module_utils.version_files import Ve
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
-_C_LOCALE = {'LC_ALL': 'C', 'LANG': 'C'}
 # The libraries the collection's modules import on the node, beyond the standard library.
 PYTHON_LIBRARIES = ('tomlkit',)
 # systemctl and containerd answer at once; one that does not is a stuck node, not a slow one.
@@ -418,9 +416,11 @@ def gather_pci(module):
         return pci.npu_devices(devices), 'sysfs'
     lspci = module.get_bin_path('lspci')
     if lspci:
-        rc, out, err = module.run_command([lspci, '-vmm', '-nn', '-D'],
-                                          environ_update={'LC_ALL': 'C', 'LANG': 'C'})
-        if rc == 0:
+        argv = [lspci, '-vmm', '-nn', '-D']
+        rc, out, err, stopped = timed_command.run(module.run_command, argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS)
+        if stopped:
+            module.warn('%s did not answer within %d s; the NPUs are not counted' % (' '.join(argv), PROBE_TIMEOUT_SECONDS))
+        elif rc == 0:
             try:
                 return pci.npu_devices(pci.parse_lspci_vmm(out)), 'lspci'
             except ValueError as error:
@@ -511,10 +511,8 @@ def _run_probe(module, argv, seconds=None,
                stuck='the node is stuck (systemd or the service it asks). Fix: look at `systemctl status` and the '
                      'journal on the node, then run again.'):
     seconds = seconds or PROBE_TIMEOUT_SECONDS
-    started = time.time()
-    rc, out, err = module.run_command(timed_command.timeout_argv(argv, seconds, PROBE_KILL_AFTER_SECONDS),
-                                      environ_update=_C_LOCALE)
-    if timed_command.stopped_by_timeout(rc, time.time() - started, seconds):
+    rc, out, err, stopped = timed_command.run(module.run_command, argv, seconds, PROBE_KILL_AFTER_SECONDS)
+    if stopped:
         module.fail_json(msg='%s did not answer within %d s; %s' % (' '.join(argv), seconds, stuck))
     return rc, out, err
 
@@ -609,10 +607,8 @@ def read_dkms_status(module, dkms_module):
     if not dkms:
         return 'dkms is not installed (the DKMS tree holds the driver\'s modules, but there is no dkms command)'
     argv = kernel_modules.dkms_status_argv(dkms, dkms_module)
-    started = time.time()
-    rc, out, err = module.run_command(timed_command.timeout_argv(argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS),
-                                      environ_update=_C_LOCALE)
-    if timed_command.stopped_by_timeout(rc, time.time() - started, PROBE_TIMEOUT_SECONDS):
+    rc, out, err, stopped = timed_command.run(module.run_command, argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS)
+    if stopped:
         return '%s did not answer within %d s' % (' '.join(argv), PROBE_TIMEOUT_SECONDS)
     return out.strip() if rc == 0 else ('%s failed (rc=%s): %s' % (' '.join(argv), rc, (err or out).strip()))
 

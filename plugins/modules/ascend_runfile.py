@@ -236,7 +236,6 @@ from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import p
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
 
-ENVIRONMENT = {'LC_ALL': 'C', 'LANG': 'C'}
 # Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
 PROMPT_ANSWERS = 'y\ny\ny\ny\n'
 KILL_AFTER_SECONDS = 30
@@ -367,7 +366,7 @@ class Runner(object):
         command = timed_command.timeout_argv(argv, timeout, KILL_AFTER_SECONDS)
         started = time.time()
         rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
-                                               environ_update=ENVIRONMENT,
+                                               environ_update=timed_command.C_LOCALE,
                                                before_communicate_callback=tolerate_unread_answers)
         elapsed = time.time() - started
         text = out + (('\n' + err) if err.strip() else '')

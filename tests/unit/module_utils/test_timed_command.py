@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""timeout(1)'s wrapping and its exit codes, shared by ascend_runfile and ascend_facts."""
+"""timeout(1)'s wrapping, its exit codes and the timed run the modules and the npu-smi and hccn_tool readers share."""
 
 import pytest
 
@@ -21,3 +21,26 @@ def test_the_command_runs_under_timeout_with_a_kill_after():
 ])
 def test_only_the_limit_counts_as_a_timeout(rc, elapsed, stopped):
     assert timed_command.stopped_by_timeout(rc, elapsed, 30) is stopped
+
+
+class _Clock(object):
+    """A clock that advances by ``step`` seconds each time it is read."""
+
+    def __init__(self, step):
+        self.now, self.step = 1000.0, step
+
+    def __call__(self):
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize('rc, step, stopped', [(0, 1.0, False), (124, 0.1, True), (137, 31.0, True), (137, 1.0, False)])
+def test_a_timed_run_is_under_timeout_in_the_c_locale_and_says_whether_timeout_stopped_it(rc, step, stopped):
+    calls = []
+
+    def run_command(argv, environ_update=None):
+        calls.append((argv, environ_update))
+        return rc, 'out', 'err'
+
+    assert timed_command.run(run_command, ['npu-smi', 'info'], 30, 10, clock=_Clock(step)) == (rc, 'out', 'err', stopped)
+    assert calls == [(['timeout', '--kill-after=10', '30', 'npu-smi', 'info'], {'LC_ALL': 'C', 'LANG': 'C'})]

@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 
 import pytest
 
@@ -84,6 +85,25 @@ def test_lspci_fallback_when_sysfs_is_unreadable(node, run_module, monkeypatch, 
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['pci_source'] == 'lspci'
     assert facts['npu_count'] == 1 and facts['chip_family'] == '310p' and facts['product'] == 'Atlas 300I Duo'
+
+
+def test_an_lspci_that_hangs_is_stopped_and_named_not_waited_for(node, run_module, monkeypatch, tmp_path):
+    monkeypatch.setattr(ascend_facts, 'SYSFS_PCI_DEVICES', str(tmp_path / 'missing'))
+    monkeypatch.setattr(ascend_facts, 'PROBE_TIMEOUT_SECONDS', 1)
+    monkeypatch.setattr(ascend_facts, 'PROBE_KILL_AFTER_SECONDS', 1)
+    lspci = tmp_path / 'bin' / 'lspci'
+    lspci.parent.mkdir()
+    lspci.write_text('#!/bin/sh\nexec sleep 60\n')
+    lspci.chmod(0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (lspci.parent, os.environ['PATH']))
+    warnings = []
+    monkeypatch.setattr(ascend_facts.AnsibleModule, 'warn', lambda module, text, **kwargs: warnings.append(text))
+    started = time.time()
+    facts = run_module(ascend_facts, {'install_path': node['install_path']},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert time.time() - started < 30
+    assert facts['npu_count'] == 0 and facts['pci_source'] == 'none'
+    assert any(warning.startswith('%s -vmm -nn -D did not answer within 1 s' % lspci) for warning in warnings), warnings
 
 
 @pytest.mark.parametrize('relative, content, found', [
