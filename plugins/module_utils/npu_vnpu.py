@@ -6,11 +6,13 @@ wanted layout fits a chip, and the difference between the wanted and the present
 Pure functions, no I/O, no Ansible imports (docs/vnpu.md has the facts and their sources).
 
 The text layout of ``info -t info-vnpu`` and ``info -t template-info`` is not in Huawei's
-reference pages (they show the commands only); the layout parsed here is the one a public user
-report shows (docs/vnpu.md, "Output layout"). So the parsers read it defensively: they look for
-the header names (``Vnpu ID``, ``Template Name``, ``AICORE``, ``Memory``) rather than columns at
-fixed offsets, accept ``|`` borders or none, and refuse (ValueError) what they cannot place
-instead of guessing.
+reference pages (they show the commands only); the layouts parsed here are those of public user
+reports and of Huawei's open npu-smi source (docs/huawei-sources.md, "Outputs no public capture
+confirms"). So the parsers read them defensively: they look for the header names (``Vnpu ID``,
+``Template Name``, ``AICORE``, ``Memory``) rather than columns at fixed offsets, accept ``|``
+borders or none and ``NA`` in any cell, and refuse (ValueError) what they cannot place instead of
+guessing. The sentences npu-smi prints, with exit status 0, instead of an answer (VM mode, SMP
+mode, a chip without vNPUs...) raise VnpuUnavailable, which says the cause and the fix.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -35,15 +37,23 @@ TEMPLATES = {
         'vir05_1c_8g': (5, 8, 1), 'vir05_1c_16g': (5, 16, 1), 'vir10_3c_16g': (10, 16, 3),
         'vir10_3c_16g_nm': (10, 16, 3), 'vir10_4c_16g_m': (10, 16, 4), 'vir10_3c_32g': (10, 32, 3),
     },
+    # Legacy 910 (Atlas training series, 30 or 32 AI cores): the name gives the AI cores only; the
+    # memory and AI CPUs are what template-info prints (MindCluster "Virtualization Templates";
+    # npu-smi's create-vnpu help lists the same four).
+    '910': {'vir02': (2, None, None), 'vir04': (4, None, None), 'vir08': (8, None, None), 'vir16': (16, None, None)},
 }
-# AI cores of a whole chip per family (MindCluster "Virtualization Rules").
-FAMILY_AICORES = {'310P': 8, '910B-training': 24, '910B-inference': 20}
+# AI cores of a whole chip per family (MindCluster "Virtualization Rules"), when info-vnpu does not
+# say: the legacy 910 has 30 or 32, so the smaller.
+FAMILY_AICORES = {'310P': 8, '910B-training': 24, '910B-inference': 20, '910': 30}
+# Legacy 910 chip names as npu-smi prints them; "910B" alone is the legacy chip, not the A2 910B1-B4
+# (docs/huawei-sources.md, "Static vNPUs"). A bare "910" is the A3's name and stays unknown.
+_LEGACY_910 = ('910A', '910B', '910PROA', '910PROB', '910PREMIUMA')
 
 # vNPU ids: phy_id*16+100 .. +107 on Atlas inference products (310P), .. +115 on training ones
 # (MindCluster "Creating vNPUs"; phy_id is N of /dev/davinciN).
 VNPU_ID_BASE = 100
 VNPU_IDS_PER_CHIP = 16
-VNPU_ID_COUNT = {'310P': 8, '910B-training': 16, '910B-inference': 16}
+VNPU_ID_COUNT = {'310P': 8, '910B-training': 16, '910B-inference': 16, '910': 16}
 # vGroups (0-3) exist only on Atlas inference products; a vGroup has at least 2 AI cores, and
 # one or two vir01 share one 2-core vGroup (Atlas 300V user guide, "vNPU").
 VGROUPS = (0, 1, 2, 3)
@@ -54,14 +64,77 @@ NO_CONTAINER = re.compile(r'^0+$')
 _TEMPLATE_NAME = re.compile(r'^vir(\d+)(?:_(\d+)c)?(?:_(\d+)g)?(?:_(ndvpp|dvpp|nm|m))?$')
 _FREE_TOTAL = re.compile(r'^(\d+|NA)\s*/\s*(\d+|NA)$', re.IGNORECASE)
 _HEADER_SPLIT = re.compile(r'\s{2,}')
+_DECIMAL = re.compile(r'^\d+(?:\.\d+)?$')
+_MIXED_CARDS = re.compile(r'there are different types of cards on the server', re.IGNORECASE)
+
+# Sentences Huawei's npu-smi source prints, with exit status 0, where the vNPU commands cannot run
+# (docs/huawei-sources.md, "Static vNPUs"): (pattern, cause, fix).
+_REFUSALS = (
+    (r'vnpu is not in docker mode',
+     'the vNPU mode is VM mode (npu-smi set -t vnpu-mode -d 1), in which container vNPUs can be neither read nor made',
+     'destroy the VM vNPUs and set container mode (npu-smi set -t vnpu-mode -d 0; npu.ascend.npu_vnpu does it for a '
+     'chip with a declared layout), or declare no layout for this node'),
+    (r'failed to get vnpu mode',
+     'npu-smi could not read the vNPU mode',
+     'run npu-smi info -t vnpu-mode on the node and look at the npu-smi log (/var/log/npu/slog)'),
+    (r'working in smp mode',
+     'the NPU works in SMP mode, which has no vNPUs',
+     'switch the NPUs to AMP mode (npu-smi set -t work-mode) or declare no layout for this node'),
+    (r'failed to get npu work mode',
+     'npu-smi could not read the NPU work mode',
+     'run npu-smi info -t work-mode -i N on the node and look at the npu-smi log (/var/log/npu/slog)'),
+    (r'cannot be executed on a vm or container',
+     'npu-smi runs in a VM or a container, where vNPUs cannot be read or made',
+     'run the vNPU commands on the physical server'),
+    (r'device does not support (querying|setting)',
+     'npu-smi says this chip has no vNPU support',
+     'declare no layout for this chip (docs/vnpu.md lists the chips with static vNPUs)'),
+    (r'failed to get template info',
+     'npu-smi could not read the templates',
+     'run npu-smi info -t template-info on the node and look at the npu-smi log (/var/log/npu/slog)'),
+)
+
+
+class VnpuUnavailable(ValueError):
+    """npu-smi answered a vNPU command with a sentence saying it cannot be done here (``line``),
+    with exit status 0; ``cause`` and ``fix`` say what that means and what to do."""
+
+    def __init__(self, line, cause, fix):
+        ValueError.__init__(self, '%s (%s)' % (cause, line))
+        self.line = line
+        self.cause = cause
+        self.fix = fix
+
+
+def first_line(text):
+    """The first line of ``text`` that is not blank, stripped, for messages."""
+    for line in (text or '').splitlines():
+        if line.strip():
+            return line.strip()
+    return '(no output)'
+
+
+def _raise_on_refusal(text):
+    for line in (text or '').splitlines():
+        for pattern, cause, fix in _REFUSALS:
+            if re.search(pattern, line, re.IGNORECASE):
+                raise VnpuUnavailable(line.strip(), cause, fix)
+
+
+def template_info_is_mixed(text):
+    """Whether ``info -t template-info`` says the server has cards of different kinds, in which case
+    the table shown is the first card's and ``-i <npu>`` asks for one card's."""
+    return any(_MIXED_CARDS.search(line) for line in (text or '').splitlines())
 
 
 def chip_family(chip_name):
-    """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4...), or None when the
-    chip has no static vNPU templates we know (310, 310B, legacy 910, A3)."""
+    """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4, 910B...), or None when the
+    chip has no static vNPU templates we know (310, 310B, A3)."""
     name = (chip_name or '').strip().upper().replace('ASCEND', '').strip()
     if name.startswith('310P'):
         return '310P'
+    if name in _LEGACY_910:
+        return '910'
     if re.match(r'^910B[1-4]', name):
         # 910B3/910B4 are the 20-core inference chips, 910B1/910B2(C) the 24-core training ones
         # (MindCluster device plugin's template lists per chip).
@@ -108,10 +181,13 @@ def _is_rule(line):
     return bool(stripped) and set(stripped) <= set('+-=|')
 
 
-def _number(text, what):
+def _number(text, what, decimal=False):
     text = text.strip()
     if text.upper() == 'NA':
         return None
+    if decimal and _DECIMAL.match(text) and '.' in text:
+        # npu-smi prints AI CPUs with %g (its source), so a share of one is possible.
+        return float(text)
     if not text.isdigit():
         raise ValueError('%s is not a number: %r' % (what, text))
     return int(text)
@@ -123,6 +199,16 @@ def _raise_on_error(text):
     error = detect_error(text)
     if error is not None:
         raise error
+    _raise_on_refusal(text)
+
+
+def template_aicores(name, values):
+    """The AI cores of template ``name``: what template-info printed, else the number after ``vir``
+    in its name (Huawei's naming rule), when template-info printed NA."""
+    if values.get('aicore') is not None:
+        return values['aicore']
+    match = _TEMPLATE_NAME.match(name)
+    return int(match.group(1)) if match else None
 
 
 def parse_template_info(text):
@@ -154,7 +240,7 @@ def parse_template_info(text):
         templates[values['name']] = {
             'aicore': _number(values['aicore'], 'AICORE of ' + values['name']),
             'memory_gb': _number(values['memory'], 'Memory of ' + values['name']),
-            'aicpu': _number(values['aicpu'], 'AICPU of ' + values['name']) if 'aicpu' in values else None,
+            'aicpu': _number(values['aicpu'], 'AICPU of ' + values['name'], True) if 'aicpu' in values else None,
         }
     if columns is None:
         raise ValueError('no "Name  AICORE  Memory" header in npu-smi info -t template-info output')
@@ -202,12 +288,15 @@ def parse_info_vnpu(text):
                 raise ValueError('no "Template Name" column in the vNPU table')
             container = values.get('container id', '')
             status = values.get('status', '0')
+            template = values['template name']
             vnpus.append({
                 'vnpu_id': _number(values['vnpu id'], 'Vnpu ID'),
                 'vgroup_id': _number(values['vgroup id'], 'Vgroup ID') if values.get('vgroup id') else None,
                 'container_id': container,
                 'status': status,
-                'template': values['template name'],
+                # NA: npu-smi could not read it.
+                'template': None if template.upper() in ('NA', '') else template,
+                # A container or status npu-smi could not read (NA) is not known to be free.
                 'in_use': not (NO_CONTAINER.match(container or '0') and status in ('0', '')),
             })
             continue
@@ -227,7 +316,10 @@ def parse_info_vnpu(text):
                 resources[name] = {'free': _number(match.group(1), name), 'total': _number(match.group(2), name)}
     if 'aicore' not in resources or 'memory_gb' not in resources:
         raise ValueError('no AICORE and Memory Free/Total row in npu-smi info -t info-vnpu output')
-    if vnpu_columns is None:
+    if vnpu_columns is None and declared != 0:
+        # npu-smi 26.0.rc1 prints no table header on a chip without vNPUs (docs/huawei-sources.md).
+        if declared is not None:
+            raise ValueError('npu-smi says %d vNPUs but lists none (no "Vnpu ID ... Template Name" header)' % declared)
         raise ValueError('no "Vnpu ID ... Template Name" header in npu-smi info -t info-vnpu output')
     if declared is not None and declared != len(vnpus):
         raise ValueError('npu-smi says %d vNPUs but lists %d' % (declared, len(vnpus)))
@@ -252,7 +344,9 @@ def parse_set_result(text):
 
 
 def parse_created(text):
-    """``set -t create-vnpu`` -> the message; ValueError unless ``Status : OK``."""
+    """``set -t create-vnpu`` -> the message; VnpuUnavailable for a refusal printed with success,
+    ValueError unless ``Status : OK``."""
+    _raise_on_refusal(text)
     ok, message = parse_set_result(text)
     if not ok or 'success' not in message.lower():
         raise ValueError(message or 'no Status in the answer')
@@ -260,7 +354,9 @@ def parse_created(text):
 
 
 def parse_destroyed(text, vnpu_id):
-    """``set -t destroy-vnpu`` -> the message; ValueError unless it says vNPU ``vnpu_id`` was destroyed."""
+    """``set -t destroy-vnpu`` -> the message; VnpuUnavailable for a refusal printed with success,
+    ValueError unless it says vNPU ``vnpu_id`` was destroyed."""
+    _raise_on_refusal(text)
     ok, message = parse_set_result(text)
     if not ok or not re.search(r'destroy vnpu %d success' % int(vnpu_id), message, re.IGNORECASE):
         raise ValueError(message or 'no Status in the answer')
@@ -313,7 +409,8 @@ def _vgroups_and_cores(wanted, templates):
     vir01 = len([entry for entry in wanted if entry['template'] == VIR01])
     others = [entry for entry in wanted if entry['template'] != VIR01]
     shared = (vir01 + 1) // 2
-    cores = sum(max(templates[entry['template']]['aicore'], MIN_VGROUP_AICORES) for entry in others)
+    cores = sum(max(template_aicores(entry['template'], templates[entry['template']]), MIN_VGROUP_AICORES)
+                for entry in others)
     return len(others) + shared, cores + MIN_VGROUP_AICORES * shared
 
 
@@ -329,7 +426,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         problems.append('template %s is not one this chip lists in npu-smi info -t template-info (it lists %s)'
                         % (', '.join(unknown), ', '.join(sorted(templates)) or 'none'))
     if family is None:
-        problems.append('the chip has no static vNPU support known to this collection (310P, 910B1-B4)')
+        problems.append('the chip has no static vNPU support known to this collection (310P, 910B1-B4, legacy 910)')
         return problems
     ids = [entry['vnpu_id'] for entry in wanted if entry['vnpu_id'] is not None]
     allowed = vnpu_id_range(family, phy_id)
@@ -357,7 +454,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
             problems.append('the layout needs %d vGroups, a 310P chip has %d (every vNPU but vir01 takes one, '
                             'two vir01 share one)' % (used_vgroups, len(VGROUPS)))
     else:
-        cores = sum(templates[entry['template']]['aicore'] for entry in wanted)
+        cores = sum(template_aicores(entry['template'], templates[entry['template']]) for entry in wanted)
     if cores > total_cores:
         problems.append('the layout needs %d AI cores, the chip has %d' % (cores, total_cores))
     memory = sum(templates[entry['template']]['memory_gb'] or 0 for entry in wanted)
@@ -396,7 +493,7 @@ def layout_diff(wanted, present):
 
 def describe(vnpu):
     """One line for plans and diffs: ``vir02 id 100 vgroup 1``."""
-    text = vnpu['template']
+    text = vnpu['template'] or 'template NA'
     if vnpu.get('vnpu_id') is not None:
         text += ' id %s' % vnpu['vnpu_id']
     if vnpu.get('vgroup_id') is not None:

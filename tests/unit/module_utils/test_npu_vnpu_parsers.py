@@ -100,7 +100,7 @@ def test_resource_name_refuses_garbage():
 
 @pytest.mark.parametrize('name, family', [
     ('310P3', '310P'), ('Ascend 310P3', '310P'), ('910B4', '910B-inference'), ('910B3', '910B-inference'),
-    ('910B1', '910B-training'), ('910B2C', '910B-training'), ('910B', None), ('310B4', None), ('Ascend910', None),
+    ('910B1', '910B-training'), ('910B2C', '910B-training'), ('910B', '910'), ('310B4', None), ('Ascend910', None),
     ('', None), (None, None),
 ])
 def test_chip_family(name, family):

@@ -381,7 +381,8 @@ def test_the_probe_reads_the_vnpus_of_every_chip_that_can_be_split(node, run_mod
 
 
 def test_chips_that_cannot_be_split_are_not_asked_for_vnpus(node, run_module, engines_path):
-    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '910B-legacy910_24.1.0_info.txt'))
+    # An A3 (its chips print as "Ascend910"): no static vNPU templates known to the collection.
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, 'Ascend910-A3_24.1.rc3.7_info.txt'))
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['npu_smi_error'] is None and facts['npu_smi']['vnpus'] == []
