@@ -20,6 +20,12 @@ description:
   - Sets the virtualization mode to containers (C(npu-smi set -t vnpu-mode -d 0)) and the vNPU
     configuration recovery (C(npu-smi set -t vnpu-cfg-recover)) so that the layout survives a device
     restart, when they differ.
+  - A chip in VM mode (C(npu-smi info -t vnpu-mode) prints C(VM)) has no container vNPUs to read; it is planned
+    as empty and switched to containers first. npu-smi itself refuses the switch while VM vNPUs exist.
+  - Chips with static vNPU templates - Atlas inference (310P), Atlas A2 (910B1-910B4) and the legacy
+    910 (910A, 910B, 910ProA, 910ProB, 910PremiumA; C(vir02), C(vir04), C(vir08), C(vir16)).
+  - When npu-smi answers with a sentence instead of the table (VM or SMP mode, a VM or container, a chip without
+    vNPU support), the failure names the node, the chip, the command, that sentence, its cause and the fix.
   - Refuses, naming the chip and the fix, before changing anything - a template the chip does not
     list in C(npu-smi info -t template-info); a layout that needs more AI cores, memory, vNPU ids or
     vGroups than the chip has; an id outside the chip's range; a vGroup on a chip without vGroups;
@@ -163,6 +169,8 @@ commands:
   elements: list
 '''
 
+import socket
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
@@ -170,56 +178,92 @@ from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
 from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
 
 CONTAINER_MODE = 'docker'
+VM_MODE = 'vm'
 
 
 class VnpuFailure(Exception):
     pass
 
 
-def _parse(parser, text, what, *args):
+def _parse(parser, text, what, where, *args):
+    """``parser(text, *args)``; every way it can fail is a VnpuFailure naming ``where`` (the node and
+    chip), the npu-smi command ``what``, what npu-smi printed and the fix."""
     try:
         return parser(text, *args)
     except npu_smi.NpuSmiError as error:
-        raise VnpuFailure(npu_smi_reader.explain_error(error, 0))
+        raise VnpuFailure('%s: %s' % (where, npu_smi_reader.explain_error(error, 0)))
+    except npu_vnpu.VnpuUnavailable as refusal:
+        raise VnpuFailure('%s: npu-smi %s answered %r: %s. Fix: %s' % (where, what, refusal.line, refusal.cause,
+                                                                        refusal.fix))
     except ValueError as error:
-        raise VnpuFailure('cannot read the output of npu-smi %s: %s. Fix: check the driver version against '
-                          'docs/vnpu.md and report the output' % (what, error))
+        raise VnpuFailure('%s: cannot read the output of npu-smi %s (first line: %r): %s. Fix: report that output '
+                          'with the driver version (npu-smi info); docs/huawei-sources.md lists the layouts this '
+                          'collection reads' % (where, what, npu_vnpu.first_line(text), error))
 
 
-def _chip(reader, npu_id, chip_id):
-    rows = _parse(npu_smi.parse_info_mapping, reader.run('info', '-m'), 'info -m')
+def _chip(reader, npu_id, chip_id, node):
+    rows = _parse(npu_smi.parse_info_mapping, reader.run('info', '-m'), 'info -m', 'node %s' % node)
     for row in rows:
         if row['npu_id'] == npu_id and row['chip_id'] == chip_id and row['chip_logic_id'] is not None:
             name = row['chip_name'].replace('Ascend', '').strip()
             return {'npu_id': npu_id, 'chip_id': chip_id, 'name': name, 'family': npu_vnpu.chip_family(name),
                     'phy_id': row['chip_logic_id']}
-    raise VnpuFailure('npu-smi info -m lists no chip %s of NPU %s. Fix: use an NPU id from npu-smi info -l and a '
-                      'chip id from npu-smi info -m' % (chip_id, npu_id))
+    raise VnpuFailure('node %s: npu-smi info -m lists no chip %s of NPU %s. Fix: use an NPU id from npu-smi info -l '
+                      'and a chip id from npu-smi info -m' % (node, chip_id, npu_id))
 
 
 def _lines(vnpus):
     return ''.join(npu_vnpu.describe(dict(vnpu, in_use=False)) + '\n' for vnpu in
-                   sorted(vnpus, key=lambda item: (item['template'], item.get('vnpu_id') or 0)))
+                   sorted(vnpus, key=lambda item: (item['template'] or '', item.get('vnpu_id') or 0)))
+
+
+def _templates(reader, npu_id, where):
+    """``info -t template-info``; on a server with cards of different kinds npu-smi shows the first
+    card's and says so, and ``-i <npu>`` then asks for this one's."""
+    text = reader.run('info', '-t', 'template-info')
+    if npu_vnpu.template_info_is_mixed(text):
+        return _parse(npu_vnpu.parse_template_info, reader.run('info', '-t', 'template-info', '-i', str(npu_id)),
+                      'info -t template-info -i %s' % npu_id, where)
+    return _parse(npu_vnpu.parse_template_info, text, 'info -t template-info', where)
+
+
+def _present(reader, ids, where):
+    what = 'info -t info-vnpu %s' % ' '.join(ids)
+    present = _parse(npu_vnpu.parse_info_vnpu, reader.run('info', '-t', 'info-vnpu', *ids), what, where)
+    unread = [str(vnpu['vnpu_id']) for vnpu in present['vnpus'] if vnpu['template'] is None]
+    if unread:
+        raise VnpuFailure('%s: npu-smi %s prints NA as the template of vNPU %s, so this module cannot tell whether it '
+                          'serves the layout. Fix: look at the npu-smi log (/var/log/npu/slog); destroy that vNPU by hand '
+                          '(npu-smi set -t destroy-vnpu) if nothing uses it, and run again' % (where, what, ', '.join(unread)))
+    return present
 
 
 def run(module, reader):
     params = module.params
-    where = 'NPU %s chip %s' % (params['npu_id'], params['chip_id'])
-    chip = _chip(reader, params['npu_id'], params['chip_id'])
-    where += ' (%s)' % chip['name']
+    node = socket.gethostname()
+    chip = _chip(reader, params['npu_id'], params['chip_id'], node)
+    where = 'node %s: NPU %s chip %s (%s)' % (node, params['npu_id'], params['chip_id'], chip['name'])
     try:
         wanted = npu_vnpu.normalize_layout(params['vnpus'])
     except ValueError as error:
         raise VnpuFailure('%s: %s' % (where, error))
-    templates = {}
-    if chip['family'] is not None:
-        templates = _parse(npu_vnpu.parse_template_info, reader.run('info', '-t', 'template-info'), '-t template-info')
-    present = _parse(npu_vnpu.parse_info_vnpu, reader.run('info', '-t', 'info-vnpu', '-i', str(params['npu_id']),
-                                                          '-c', str(params['chip_id'])), '-t info-vnpu') \
-        if chip['family'] is not None else {'resources': {}, 'vnpus': []}
-    if chip['family'] is None and not wanted:
-        return False, chip, [], {'destroy': [], 'create': [], 'mode': False, 'recover': False, 'change': False,
-                                 'in_use': []}, {}, None
+    ids = ['-i', str(params['npu_id']), '-c', str(params['chip_id'])]
+    if chip['family'] is None:
+        if not wanted:
+            return False, chip, [], {'destroy': [], 'create': [], 'mode': False, 'recover': False, 'change': False,
+                                     'in_use': []}, {}, None
+        templates, present, mode, recover = {}, {'resources': {}, 'vnpus': []}, None, None
+    else:
+        templates = _templates(reader, params['npu_id'], where)
+        mode = _parse(npu_vnpu.parse_mode, reader.run('info', '-t', 'vnpu-mode'), 'info -t vnpu-mode', where)
+        recover = _parse(npu_vnpu.parse_recover, reader.run('info', '-t', 'vnpu-cfg-recover'),
+                         'info -t vnpu-cfg-recover', where)
+        if mode == VM_MODE:
+            # npu-smi reads no container vNPU in VM mode (it says so, with exit status 0): there are none,
+            # and the mode is set to containers before any is made.
+            present = {'resources': {}, 'vnpus': []}
+        else:
+            present = _present(reader, ids, where)
     problems = npu_vnpu.layout_problems(wanted, chip['family'], chip['phy_id'], templates, present['resources'])
     if problems:
         raise VnpuFailure('%s: the vNPU layout %s cannot be made: %s. Fix: change vnpu_layout for this chip '
@@ -231,8 +275,6 @@ def run(module, reader):
         raise VnpuFailure('%s: the new layout destroys %s, in use by a container. Fix: drain the node first '
                           '(npu.ascend.k8s_maintenance; the npu.ascend.vnpu role does it), or set force=true once '
                           'nothing runs on it' % (where, ', '.join(npu_vnpu.describe(vnpu) for vnpu in in_use)))
-    mode = _parse(npu_vnpu.parse_mode, reader.run('info', '-t', 'vnpu-mode'), '-t vnpu-mode')
-    recover = _parse(npu_vnpu.parse_recover, reader.run('info', '-t', 'vnpu-cfg-recover'), '-t vnpu-cfg-recover')
     plan = {
         'destroy': [npu_vnpu.describe(vnpu) for vnpu in destroy],
         'create': [npu_vnpu.describe(entry) for entry in create],
@@ -255,11 +297,10 @@ def run(module, reader):
     if plan['recover']:
         _set(reader, where, 'set vNPU configuration recovery', 'set', '-t', 'vnpu-cfg-recover',
              '-d', '1' if params['recover'] else '0')
-    ids = ['-i', str(params['npu_id']), '-c', str(params['chip_id'])]
     for vnpu in destroy:
-        text = _run_set(reader, where, 'destroy vNPU %s' % npu_vnpu.describe(vnpu),
-                        'set', '-t', 'destroy-vnpu', *(ids + ['-v', str(vnpu['vnpu_id'])]))
-        _parse(npu_vnpu.parse_destroyed, text, 'set -t destroy-vnpu', vnpu['vnpu_id'])
+        argv = ['set', '-t', 'destroy-vnpu'] + ids + ['-v', str(vnpu['vnpu_id'])]
+        text = _run_set(reader, where, 'destroy vNPU %s' % npu_vnpu.describe(vnpu), *argv)
+        _parse(npu_vnpu.parse_destroyed, text, ' '.join(argv), where, vnpu['vnpu_id'])
     for entry in create:
         argv = ['set', '-t', 'create-vnpu'] + ids + ['-f', entry['template']]
         if entry['vnpu_id'] is not None:
@@ -267,8 +308,8 @@ def run(module, reader):
         if entry['vgroup_id'] is not None:
             argv += ['-g', str(entry['vgroup_id'])]
         _parse(npu_vnpu.parse_created, _run_set(reader, where, 'create vNPU %s' % npu_vnpu.describe(entry), *argv),
-               'set -t create-vnpu')
-    after = _parse(npu_vnpu.parse_info_vnpu, reader.run('info', '-t', 'info-vnpu', *ids), '-t info-vnpu')
+               ' '.join(argv), where)
+    after = _present(reader, ids, where)
     _kept, extra, missing = npu_vnpu.layout_diff(wanted, after['vnpus'])
     if extra or missing:
         raise VnpuFailure('%s: npu-smi accepted every change but lists %s. Fix: look at the npu-smi log '

@@ -3,8 +3,11 @@
 
 import json
 import os
+import socket
 import stat
 import sys
+
+import pytest
 
 from ansible_collections.npu.ascend.plugins.modules import npu_vnpu
 
@@ -29,16 +32,24 @@ def opt(flag):
 def save():
     json.dump(state, open(state_path, "w"))
 if argv == ["info", "-m"]:
-    sys.stdout.write(%(info_m)r)
+    sys.stdout.write(state.get("info_m") or %(info_m)r)
 elif argv[:3] == ["info", "-t", "template-info"]:
-    sys.stdout.write(open(%(templates)r).read())
+    if state.get("mixed_cards") and "-i" not in argv:
+        print("There are different types of cards on the server. Run npu-smi info -t template-info -i id to query.")
+    sys.stdout.write(open(state.get("templates") or %(templates)r).read())
 elif argv[:3] == ["info", "-t", "vnpu-mode"]:
-    print("    vnpu-mode                      : " + state["mode"])
+    print("\tvnpu-mode                      : " + ("VM" if state["mode"] == "vm" else state["mode"]))
 elif argv[:3] == ["info", "-t", "vnpu-cfg-recover"]:
     print("VNPU config recover mode : " + ("Enable" if state["recover"] else "Disable"))
+elif argv[:3] == ["info", "-t", "info-vnpu"] and state.get("info_vnpu"):
+    sys.stdout.write(state["info_vnpu"])
+elif argv[:3] == ["info", "-t", "info-vnpu"] and state["mode"] == "vm":
+    print("The vnpu is not in docker mode, does not support querying info-vnpu.")
+elif argv[:3] == ["set", "-t", "create-vnpu"] and state["mode"] == "vm":
+    print("The vnpu is not in docker mode, does not support setting create-vnpu.")
 elif argv[:3] == ["info", "-t", "info-vnpu"]:
     vnpus = [v for v in state["vnpus"] if [v["npu"], v["chip"]] == [int(opt("-i")), int(opt("-c"))]]
-    print("| AICORE    Memory    AICPU |\n| 8/8       24/24     8/8   |")
+    print("| AICORE    Memory    AICPU |\n" + state.get("resources", "| 8/8       24/24     8/8   |"))
     print("| Total number of vnpu: %%d |" %% len(vnpus))
     print("|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |")
     for v in vnpus:
@@ -198,3 +209,82 @@ def test_waits_for_the_node_lock_and_names_its_holder(tmp_path, run_module, held
     # Check mode takes no lock: the plan is read while another run holds it.
     with held_by_another_process(node_lock_in_tmp, {'module': 'npu.ascend.ascend_runfile', 'target': 'driver'}):
         assert run_module(npu_vnpu, chip.args([{'template': 'vir02'}], lock_timeout=1), check_mode=True)['changed']
+
+
+LEGACY_910_INFO_M = """        NPU ID                         Chip ID                        Chip Logic ID                  Chip Name
+        1                              0                              0                              Ascend 910B
+        1                              1                              1                              Ascend 910B
+"""
+
+
+def test_a_chip_in_vm_mode_is_switched_to_containers_then_split(tmp_path, run_module):
+    # npu-smi answers info-vnpu in VM mode with a sentence and exit status 0 (its source).
+    chip = Chip(tmp_path, mode='vm')
+    planned = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]), check_mode=True)
+    assert planned['changed'] is True, planned
+    assert planned['plan']['mode'] is True and planned['plan']['create'] == ['vir02']
+    assert not any('info-vnpu' in call for call in chip.calls())
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]))
+    assert result['changed'] is True, result
+    assert chip.sets() == ['set -t vnpu-mode -d 0', 'set -t create-vnpu -i 1 -c 1 -f vir02']
+    assert [v['template'] for v in result['vnpus']] == ['vir02']
+
+
+@pytest.mark.parametrize('answer, cause', [
+    ('The vnpu is not in docker mode, does not support querying info-vnpu.\n', 'VM mode'),
+    ('NPU is working in SMP mode, does not support vnpu query.\n', 'SMP mode'),
+    ('This command cannot be executed on a VM or container.\n', 'VM or a container'),
+])
+def test_a_refusal_printed_with_success_names_the_chip_the_command_and_the_cause(tmp_path, run_module, answer, cause):
+    chip = Chip(tmp_path, info_vnpu=answer)
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]), check_mode=True)
+    assert result['failed'], result
+    message = result['msg']
+    assert 'node %s: NPU 1 chip 1 (310P3)' % socket.gethostname() in message
+    assert 'npu-smi info -t info-vnpu -i 1 -c 1' in message and answer.strip() in message
+    assert cause in message and 'Fix:' in message
+    assert 'driver version' not in message
+
+
+def test_an_output_nobody_has_seen_names_the_node_chip_command_and_first_line(tmp_path, run_module):
+    chip = Chip(tmp_path, info_vnpu='\nVNPU table moved to a web page\n| 8/8 |\n')
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]), check_mode=True)
+    assert result['failed']
+    assert 'node %s: NPU 1 chip 1 (310P3)' % socket.gethostname() in result['msg']
+    assert 'npu-smi info -t info-vnpu -i 1 -c 1' in result['msg']
+    assert "first line: 'VNPU table moved to a web page'" in result['msg']
+
+
+def test_legacy_910_chips_are_split_with_their_templates(tmp_path, run_module):
+    templates = tmp_path / 'templates.txt'
+    templates.write_text(open(os.path.join(SYNTHETIC, 'template-info_mixed-cards.txt')).read().split('\n', 1)[1])
+    chip = Chip(tmp_path, info_m=LEGACY_910_INFO_M, templates=str(templates), resources='| 30/30     32/32     7/7   |')
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir16'}, {'template': 'vir02'}]))
+    assert result['changed'] is True, result
+    assert result['chip']['family'] == '910'
+    assert result['resources'] == {'Ascend910-16c': 1, 'Ascend910-2c': 1}
+    assert chip.sets()[-2:] == ['set -t create-vnpu -i 1 -c 1 -f vir16', 'set -t create-vnpu -i 1 -c 1 -f vir02']
+
+
+def test_template_info_with_na_ai_cores_plans_in_check_mode(tmp_path, run_module):
+    # Issue 40: AICORE NA in template-info raised a TypeError (a traceback) while planning.
+    chip = Chip(tmp_path, templates=os.path.join(SYNTHETIC, 'template-info_310P3_na-aicore.txt'))
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}, {'template': 'vir04'}]), check_mode=True)
+    assert result['changed'] is True, result
+    over_full = run_module(npu_vnpu, chip.args([{'template': 'vir04'}, {'template': 'vir04'}, {'template': 'vir02'}]),
+                           check_mode=True)
+    assert over_full['failed'] and 'needs 10 AI cores, the chip has 8' in over_full['msg']
+
+
+def test_a_server_with_mixed_cards_asks_for_this_card_s_templates(tmp_path, run_module):
+    chip = Chip(tmp_path, mixed_cards=True)
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]), check_mode=True)
+    assert result['changed'] is True, result
+    assert 'info -t template-info -i 1' in chip.calls()
+
+
+def test_a_vnpu_whose_template_npu_smi_cannot_read_is_a_message(tmp_path, run_module):
+    chip = Chip(tmp_path, vnpus=[_vnpu(116, 'NA')])
+    result = run_module(npu_vnpu, chip.args([{'template': 'vir02'}]), check_mode=True)
+    assert result['failed']
+    assert 'NPU 1 chip 1 (310P3)' in result['msg'] and 'vNPU 116' in result['msg'] and 'Fix:' in result['msg']
