@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+import socket
 import time
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
@@ -155,20 +156,37 @@ class NpuSmiReader(object):
         return result
 
     def read_vnpus(self, chips):
-        """The static vNPUs of every chip that can be split (npu_vnpu.chip_family: 310P, 910B), one
-        ``npu-smi info -t info-vnpu -i N -c C`` each: ``[{'npu_id', 'chip_id', 'name', 'vnpus':
-        [parse_info_vnpu's vNPUs with their 'resource'], 'resources': {resource: count}}]``. A
-        template without a resource name of the device plugin's (made by hand) has ``resource``
-        None and is not counted. Chips of other families have no vNPUs and are left out."""
+        """The static vNPUs of every chip that can be split (npu_vnpu.chip_family: 310P, 910B, legacy
+        910), one ``npu-smi info -t info-vnpu -i N -c C`` each: ``[{'npu_id', 'chip_id', 'name', 'vnpus':
+        [parse_info_vnpu's vNPUs with their 'resource'], 'resources': {resource: count}, 'unavailable'}]``.
+        A template without a resource name of the device plugin's (made by hand) has ``resource``
+        None and is not counted. Chips of other families have no vNPUs and are left out. A chip where
+        npu-smi answers with a sentence instead of the table (VM mode: it has no container vNPUs; SMP
+        mode...) has no vNPUs and ``unavailable`` says that sentence and its cause, else None."""
         result = []
         for chip in chips:
             family = npu_vnpu.chip_family(chip.get('name'))
             if family is None:
                 continue
-            text = self.run('info', '-t', 'info-vnpu', '-i', str(chip['npu_id']), '-c', str(chip['chip_id']))
-            present = self._parse(npu_vnpu.parse_info_vnpu, text, 'info -t info-vnpu')
+            argv = ['info', '-t', 'info-vnpu', '-i', str(chip['npu_id']), '-c', str(chip['chip_id'])]
+            text = self.run(*argv)
             entry = {'npu_id': chip['npu_id'], 'chip_id': chip['chip_id'], 'name': chip.get('name'),
-                     'vnpus': npu_vnpu.with_resources(present['vnpus'], family), 'resources': {}}
+                     'vnpus': [], 'resources': {}, 'unavailable': None}
+            try:
+                present = npu_vnpu.parse_info_vnpu(text)
+            except npu_smi.NpuSmiError as error:
+                raise NpuSmiFailure(explain_error(error, 0))
+            except npu_vnpu.VnpuUnavailable as refusal:
+                entry['unavailable'] = '%s: %s' % (refusal.line, refusal.cause)
+                result.append(entry)
+                continue
+            except ValueError as error:
+                raise NpuSmiFailure('node %s: NPU %s chip %s: cannot read the output of npu-smi %s (first line: %r): '
+                                    '%s. Fix: report that output with the driver version; docs/huawei-sources.md lists '
+                                    'the layouts this collection reads' % (socket.gethostname(), chip['npu_id'],
+                                                                           chip['chip_id'], ' '.join(argv),
+                                                                           npu_vnpu.first_line(text), error))
+            entry['vnpus'] = npu_vnpu.with_resources(present['vnpus'], family)
             for vnpu in entry['vnpus']:
                 if vnpu['resource'] is not None:
                     entry['resources'][vnpu['resource']] = entry['resources'].get(vnpu['resource'], 0) + 1

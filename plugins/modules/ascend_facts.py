@@ -79,11 +79,12 @@ options:
     default: none
   vnpus:
     description:
-      - With O(npu_smi) other than V(none), also read the static vNPUs of every chip that can be split (310P, 910B),
-        one C(npu-smi info -t info-vnpu -i N -c C) per chip, into the C(vnpus) of RV(ansible_facts.ascend.npu_smi). What a Node's
-        vNPU labels are computed from where the node was split before it joined the cluster (docs/vnpu.md).
-      - A chip whose vNPUs cannot be read makes the whole reading fail, as any npu-smi error does
-        (RV(ansible_facts.ascend.npu_smi_error)).
+      - With O(npu_smi) other than V(none), also read the static vNPUs of every chip that can be split (310P, 910B,
+        legacy 910), one C(npu-smi info -t info-vnpu -i N -c C) per chip, into the C(vnpus) of RV(ansible_facts.ascend.npu_smi).
+        What a Node's vNPU labels are computed from where the node was split before it joined the cluster (docs/vnpu.md).
+      - A chip where npu-smi answers with a sentence instead of the table (VM mode, SMP mode) has no container vNPUs,
+        and its C(unavailable) says why. A chip whose output cannot be read makes the whole reading fail, as any npu-smi
+        error does (RV(ansible_facts.ascend.npu_smi_error)), naming the node, the chip and the first line printed.
     type: bool
     default: false
   npu_smi_timeout:
@@ -284,7 +285,9 @@ ansible_facts:
               not installed or could not be read.
             - With O(vnpus), C(vnpus) lists every chip that can be split (C(npu_id), C(chip_id), C(name)), its vNPUs
               (C(vnpu_id), C(vgroup_id), C(container_id), C(status), C(template), C(in_use), and C(resource), the device
-              plugin's resource name or null for a template it does not publish) and C(resources), the count of each resource.
+              plugin's resource name or null for a template it does not publish), C(resources), the count of each resource,
+              and C(unavailable), null or why npu-smi lists no container vNPU on that chip (its answer and the cause, for
+              example VM mode).
             - Absent with O(npu_smi=none), unless O(npu_smi_from) has a reading.
           type: dict
           returned: when O(npu_smi) is not V(none), or O(npu_smi_from) has a reading

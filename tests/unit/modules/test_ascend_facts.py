@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import time
 
 import pytest
@@ -399,6 +400,33 @@ def test_vnpus_that_cannot_be_read_are_an_npu_smi_error(node, run_module, engine
     facts = result['ansible_facts']['ascend']
     assert not result.get('failed') and facts['npu_smi'] is None
     assert 'info -t info-vnpu' in facts['npu_smi_error'] and 'AICORE' in facts['npu_smi_error']
+
+
+def test_a_chip_in_vm_mode_is_read_as_no_container_vnpus_with_the_reason(node, run_module, engines_path):
+    # npu-smi answers info-vnpu in VM mode with a sentence and exit status 0 (its source).
+    vm_mode = engines_path / 'vm-mode.txt'
+    vm_mode.write_text('The vnpu is not in docker mode, does not support querying info-vnpu.\n')
+    _npu_smi_with_vnpus(engines_path, os.path.join(NPU_SMI_SYNTHETIC, '310P3-duo_24.1.rc2_info.txt'),
+                        str(vm_mode), os.path.join(NPU_SMI_SYNTHETIC, 'info-vnpu_910B4_26.0.rc1_none-no-header.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_error'] is None, facts['npu_smi_error']
+    first, others = facts['npu_smi']['vnpus'][0], facts['npu_smi']['vnpus'][1:]
+    assert (first['npu_id'], first['chip_id'], first['vnpus'], first['resources']) == (8, 0, [], {})
+    assert 'VM mode' in first['unavailable'] and 'not in docker mode' in first['unavailable']
+    assert [(chip['vnpus'], chip['unavailable']) for chip in others] == [([], None)] * 3
+
+
+def test_an_info_vnpu_nobody_has_seen_names_the_node_chip_and_first_line(node, run_module, engines_path):
+    odd = engines_path / 'odd.txt'
+    odd.write_text('\nvNPUs are listed elsewhere now\n')
+    _npu_smi_with_vnpus(engines_path, os.path.join(NPU_SMI_SYNTHETIC, '310P3-duo_24.1.rc2_info.txt'),
+                        str(odd), str(odd))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    error = facts['npu_smi_error']
+    assert 'node %s: NPU 8 chip 0' % socket.gethostname() in error
+    assert 'npu-smi info -t info-vnpu -i 8 -c 0' in error and "first line: 'vNPUs are listed elsewhere now'" in error
 
 
 @pytest.mark.parametrize('manager, command, rc, accepted', [
