@@ -139,13 +139,69 @@ def test_layout_survives_a_reboot_only_with_config_recovery(simulated):
 
 def test_mode_change_needs_no_vnpus(simulated):
     simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir04")
-    assert "Destroy all vnpus first" in simulated.fails(DUO, "set", "-t", "vnpu-mode", "-d", "1")
-    assert vnpu_parser.parse_set_result(simulated.run(DUO, "set", "-t", "vnpu-mode", "-d", "0"))[0] is True
+    refused = simulated.fails(DUO, "set", "-t", "vnpu-mode", "-d", "1")
+    # Huawei's npu-smi source: Status Fail and this message.
+    assert "Destroy them before switching the mode" in refused
+    assert vnpu_parser.parse_set_result(refused)[0] is False
+    answer = simulated.run(DUO, "set", "-t", "vnpu-mode", "-d", "0")
+    assert vnpu_parser.parse_set_result(answer) == (True, "Set vnpu docker mode success")
+
+
+def test_vm_mode_answers_with_a_sentence_and_success(simulated):
+    assert vnpu_parser.parse_set_result(simulated.run(DUO, "set", "-t", "vnpu-mode", "-d", "1"))[0] is True
+    assert simulated.run(DUO, "info", "-t", "vnpu-mode") == "\tvnpu-mode                      : VM\n"
+    assert vnpu_parser.parse_mode(simulated.run(DUO, "info", "-t", "vnpu-mode")) == "vm"
+    answer = simulated.run(DUO, "info", "-t", "info-vnpu", "-i", "1", "-c", "0")
+    assert answer == "The vnpu is not in docker mode, does not support querying info-vnpu.\n"
+    with pytest.raises(vnpu_parser.VnpuUnavailable, match="VM mode"):
+        vnpu_parser.parse_info_vnpu(answer)
+    answer = simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02")
+    with pytest.raises(vnpu_parser.VnpuUnavailable, match="VM mode"):
+        vnpu_parser.parse_created(answer)
+    simulated.run(DUO, "set", "-t", "vnpu-mode", "-d", "0")
+    assert simulated.vnpus(DUO, 1, 0)["vnpus"] == []
 
 
 def test_chips_without_vnpus_say_so(simulated):
+    a3 = {"chip_family": "a3", "chip_name": "Ascend910", "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}]}
+    answer = simulated.run(a3, "info", "-t", "template-info")
+    assert answer == "This device does not support querying template-info.\n"
+    with pytest.raises(vnpu_parser.VnpuUnavailable, match="no vNPU support"):
+        vnpu_parser.parse_template_info(answer)
+
+
+def test_legacy_910_is_split_with_its_templates(simulated):
     legacy = {"chip_family": "910", "chip_name": "910B", "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}]}
-    assert "does not support vnpu" in simulated.fails(legacy, "info", "-t", "template-info")
+    templates = vnpu_parser.parse_template_info(simulated.run(legacy, "info", "-t", "template-info"))
+    assert sorted(templates) == sorted(vnpu_parser.TEMPLATES["910"])
+    for name, values in templates.items():
+        assert values["aicore"] == vnpu_parser.TEMPLATES["910"][name][0]
+    for template in ("vir16", "vir08", "vir04", "vir02"):
+        simulated.run(legacy, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", template)
+    parsed = simulated.vnpus(legacy, 0, 0)
+    assert [(v["vnpu_id"], v["template"]) for v in parsed["vnpus"]] == [
+        (100, "vir16"), (101, "vir08"), (102, "vir04"), (103, "vir02")]
+    assert parsed["resources"]["aicore"] == {"free": 0, "total": 30}
+    assert "not enough" in simulated.fails(legacy, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir02")
+
+
+def test_a_chip_without_vnpus_on_a_26_driver_prints_no_table_header(simulated, monkeypatch):
+    monkeypatch.setattr(npu_smi.ascend_sim, "installed_driver_version", lambda: "26.0.rc1")
+    answer = simulated.run(A2, "info", "-t", "info-vnpu", "-i", "0", "-c", "0")
+    assert "Total number of vnpu: 0" in answer and "Vnpu ID" not in answer
+    assert vnpu_parser.parse_info_vnpu(answer)["vnpus"] == []
+    simulated.run(A2, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir05_1c_8g")
+    assert "Vnpu ID" in simulated.run(A2, "info", "-t", "info-vnpu", "-i", "0", "-c", "0")
+
+
+def test_set_answers_are_huawei_s(simulated):
+    answer = simulated.run(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir02")
+    assert answer == "\tStatus                         : OK\n\tMessage                        : Create vnpu success\n"
+    refused = simulated.fails(DUO, "set", "-t", "destroy-vnpu", "-i", "1", "-c", "0", "-v", "107")
+    assert refused.splitlines()[0] == "destroy vnpu 107 failed."
+    refused = simulated.fails(DUO, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", "vir32")
+    assert refused.splitlines()[0] == "create vnpu failed."
+    assert simulated.run(DUO, "info", "-t", "vnpu-cfg-recover") == "\tVNPU config recover mode       : Enable\n"
 
 
 # ============================== inside a sandbox node ======================================

@@ -368,7 +368,7 @@ def run(argv, hardware, faults):
     unhealthy = faults.get("unhealthy_chips") or []
     options = argv[1:]
     if argv[0] == "set" or (len(options) >= 2 and options[0] == "-t" and options[1] in VNPU_QUERIES):
-        return run_vnpu(argv, hardware, faults)
+        return run_vnpu(argv, hardware, faults, driver_version)
     if not options:
         return render_info(hardware, driver_version, unhealthy=unhealthy)
     if options == ["-l"]:
@@ -395,10 +395,15 @@ def run(argv, hardware, faults):
 
 
 # --- static vNPUs (docs/vnpu.md; MindCluster "Creating vNPUs", "Virtualization Rules") ------
-# Not backed by a sample, so chosen by us (see sandbox/README.md): the text of every failure, the
-# vnpu-mode values (docker/vm), the order in which ids and vGroups are given out, that
-# /dev/davinci<vnpu id> appears with the vNPU, the 310P's 24 GB, and that a vNPU counts as in
-# use while a container the Ascend Docker Runtime gave it exists.
+# The sentences npu-smi prints, with exit status 0, where a vNPU command cannot run (VM mode, a chip
+# without vNPUs), the answers to the set commands, the vnpu-mode values (docker/VM) and the table
+# layouts are those of Huawei's npu-smi source (docs/huawei-sources.md, "Static vNPUs"). Not backed
+# by a public source, so chosen by us (see sandbox/README.md): the reason line after "create vnpu
+# failed." / "destroy vnpu N failed.", the order in which ids and vGroups are given out, that
+# /dev/davinci<vnpu id> appears with the vNPU, the 310P's 24 GB, the legacy 910's template memory
+# and AI CPUs, that drivers from 26.0.rc1 print no table header on a chip without vNPUs (one public
+# capture shows it), and that a vNPU counts as in use while a container the Ascend Docker Runtime
+# gave it exists.
 
 VNPU_QUERIES = ("info-vnpu", "template-info", "vnpu-mode", "vnpu-cfg-recover")
 VNPU_STATE_FILE = os.path.join(ascend_sim.STATE_DIR, "vnpu.json")
@@ -418,13 +423,22 @@ _VNPU_TEMPLATES = {
               ("vir10_3c_16g_nm", 10, 16, 3, 0, 0, 0, 0, 0, 0), ("vir05_1c_8g", 5, 8, 1, 2, 0, 6, 0, 0, 1)],
     "910B3": [("vir10_3c_32g", 10, 32, 3, 4, 0, 12, 0, 1, 2), ("vir05_1c_16g", 5, 16, 1, 2, 0, 6, 0, 0, 1)],
     "910B-training": [("vir12_3c_32g", 12, 32, 3, 4, 0, 12, 0, 1, 2), ("vir06_1c_16g", 6, 16, 1, 2, 0, 6, 0, 0, 1)],
+    # Legacy 910: the four templates of MindCluster's table and npu-smi's create-vnpu help; the
+    # memory, AI CPUs and media engines are ours.
+    "910": [("vir02", 2, 2, 1, 0, 0, 0, 0, 0, 0), ("vir04", 4, 4, 1, 0, 0, 0, 0, 0, 0),
+            ("vir08", 8, 8, 2, 0, 0, 0, 0, 0, 0), ("vir16", 16, 16, 4, 0, 0, 0, 0, 0, 0)],
 }
 # (AI cores, memory GB, AI CPUs, vNPU ids per chip, vGroups) of a whole chip per template set.
 _VNPU_CHIPS = {"310P": (8, 24, 8, 8, True), "910B4": (20, 32, 7, 16, False), "910B3": (20, 64, 7, 16, False),
-               "910B-training": (24, 64, 7, 16, False)}
+               "910B-training": (24, 64, 7, 16, False), "910": (30, 32, 14, 16, False)}
+# Legacy 910 chip names as npu-smi prints them ("910B" alone is the legacy chip, not an A2 910B1-B4).
+LEGACY_910_NAMES = ("910A", "910B", "910PROA", "910PROB", "910PREMIUMA")
+# From this driver on, info-vnpu prints no table header on a chip without vNPUs (a public 26.0.rc1 capture).
+NO_EMPTY_VNPU_HEADER_FROM = "26.0.rc1"
 
 
 def _vnpu_kind(hardware):
+    """The template set of the node's chips, or None for chips without static vNPUs."""
     name = str(hardware.get("chip_name", "")).upper()
     if name.startswith("310P"):
         return "310P"
@@ -432,16 +446,28 @@ def _vnpu_kind(hardware):
         return name
     if name.startswith("910B1") or name.startswith("910B2"):
         return "910B-training"
-    raise NpuSmiFailure("This device does not support vnpu.")
+    if name in LEGACY_910_NAMES:
+        return "910"
+    return None
 
 
 def _set_answer(message, ok=True):
-    status = "OK" if ok else "FAILED"
-    return "\tStatus                         : %s\n\tMessage                        : %s\n" % (status, message)
+    status = "OK" if ok else "Fail"
+    return "\t%s : %s\n\t%s : %s\n" % ("Status".ljust(30), status, "Message".ljust(30), message)
 
 
-def _vnpu_failure(message):
-    return NpuSmiFailure(_set_answer(message, ok=False).rstrip("\n"))
+def _vnpu_failure(first_line, reason):
+    """npu-smi's first line of a refused create or destroy, then our reason (unverified)."""
+    return NpuSmiFailure("%s\n%s" % (first_line, reason))
+
+
+def _refused(what, command):
+    """What npu-smi prints, with exit status 0, where a vNPU command cannot run (Huawei's source)."""
+    return "%s\n" % what.replace("<command>", command)
+
+
+NOT_DOCKER_MODE = "The vnpu is not in docker mode, does not support <verb> <command>."
+NOT_SUPPORTED = "This device does not support <verb> <command>."
 
 
 def _in_container():
@@ -543,7 +569,7 @@ def _vgroup_cost(kind, vnpus):
     return len(others) + shared, sum(_template(kind, vnpu["template"])[1] for vnpu in others) + 2 * shared
 
 
-def render_info_vnpu(kind, vnpus, used):
+def render_info_vnpu(kind, vnpus, used, header_when_empty=True):
     cores, memory, cpus = _VNPU_CHIPS[kind][:3]
     _groups, used_cores = _vgroup_cost(kind, vnpus)
     used_memory = sum(_template(kind, vnpu["template"])[2] for vnpu in vnpus)
@@ -561,8 +587,10 @@ def render_info_vnpu(kind, vnpus, used):
              row("           GB"), "|" + "=" * 79 + "|",
              row(cells[0].ljust(10) + cells[1].ljust(10) + cells[2].ljust(9)
                  + "NA/NA  NA/NA   NA/NA   NA/NA    NA/NA    NA/NA"), rule,
-             row("Total number of vnpu: %d" % len(vnpus)), rule,
-             "|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |", rule]
+             row("Total number of vnpu: %d" % len(vnpus)), rule]
+    if not vnpus and not header_when_empty:
+        return "\n".join(lines) + "\n"
+    lines += ["|  Vnpu ID  |  Vgroup ID     |  Container ID  |  Status  |  Template Name       |", rule]
     for vnpu in sorted(vnpus, key=lambda item: item["vnpu_id"]):
         container = used.get(vnpu["vnpu_id"])
         lines.append("|  %s|  %s|  %s|  %s|  %s|" % (
@@ -589,7 +617,7 @@ def _free_vgroup(kind, vnpus, template):
 def create_vnpu(state, kind, chip, template, vnpu_id, vgroup_id):
     entry = _template(kind, template)
     if entry is None:
-        raise _vnpu_failure("Create vnpu failed. The template %s is not supported by this device." % template)
+        raise _vnpu_failure("create vnpu failed.", "The template %s is not supported by this device." % template)
     cores, memory, cpus, ids_per_chip, has_vgroups = _VNPU_CHIPS[kind]
     first = 100 + 16 * chip["logic_id"]
     vnpus = _chip_vnpus(state, chip["npu_id"], chip.get("chip_id", 0))
@@ -597,17 +625,17 @@ def create_vnpu(state, kind, chip, template, vnpu_id, vgroup_id):
     if vnpu_id is None or vnpu_id == UNSPECIFIED_VNPU_ID:
         free = [number for number in range(first, first + ids_per_chip) if number not in taken]
         if not free:
-            raise _vnpu_failure("Create vnpu failed. No vnpu id is left on this chip.")
+            raise _vnpu_failure("create vnpu failed.", "No vnpu id is left on this chip.")
         vnpu_id = free[0]
     elif not first <= vnpu_id < first + ids_per_chip:
-        raise _vnpu_failure("Create vnpu failed. The vnpu id %d is out of range [%d, %d]."
+        raise _vnpu_failure("create vnpu failed.", "The vnpu id %d is out of range [%d, %d]."
                             % (vnpu_id, first, first + ids_per_chip - 1))
     elif vnpu_id in taken:
-        raise _vnpu_failure("Create vnpu failed. The vnpu id %d already exists." % vnpu_id)
+        raise _vnpu_failure("create vnpu failed.", "The vnpu id %d already exists." % vnpu_id)
     if vgroup_id is not None and not has_vgroups:
-        raise _vnpu_failure("Create vnpu failed. The parameter -g is not supported by this device.")
+        raise _vnpu_failure("create vnpu failed.", "The parameter -g is not supported by this device.")
     if vgroup_id is not None and not 0 <= vgroup_id <= 3:
-        raise _vnpu_failure("Create vnpu failed. The vgroup id %d is out of range [0, 3]." % vgroup_id)
+        raise _vnpu_failure("create vnpu failed.", "The vgroup id %d is out of range [0, 3]." % vgroup_id)
     if vgroup_id is None:
         vgroup_id = _free_vgroup(kind, vnpus, template)
     new = {"npu_id": chip["npu_id"], "chip_id": chip.get("chip_id", 0), "vnpu_id": vnpu_id,
@@ -615,7 +643,7 @@ def create_vnpu(state, kind, chip, template, vnpu_id, vgroup_id):
     groups, used_cores = _vgroup_cost(kind, vnpus + [new])
     used_memory = sum(_template(kind, vnpu["template"])[2] for vnpu in vnpus + [new])
     if vgroup_id is None or (has_vgroups and groups > 4) or used_cores > cores or used_memory > memory:
-        raise _vnpu_failure("Create vnpu failed. The resources of the device are not enough.")
+        raise _vnpu_failure("create vnpu failed.", "The resources of the device are not enough.")
     state["vnpus"].append(new)
     return "Create vnpu success"
 
@@ -624,34 +652,43 @@ def destroy_vnpu(state, chip, vnpu_id, faults):
     vnpus = _chip_vnpus(state, chip["npu_id"], chip.get("chip_id", 0))
     found = [vnpu for vnpu in vnpus if vnpu["vnpu_id"] == vnpu_id]
     if not found:
-        raise _vnpu_failure("Destroy vnpu %d failed. The vnpu does not exist." % vnpu_id)
+        raise _vnpu_failure("destroy vnpu %d failed." % vnpu_id, "The vnpu does not exist.")
     container = vnpus_in_use(faults).get(vnpu_id)
     if container:
-        raise _vnpu_failure("Destroy vnpu %d failed. The vnpu is in use by container %s." % (vnpu_id, container))
+        raise _vnpu_failure("destroy vnpu %d failed." % vnpu_id, "The vnpu is in use by container %s." % container)
     state["vnpus"].remove(found[0])
     return "Destroy vnpu %d success" % vnpu_id
 
 
-def run_vnpu(argv, hardware, faults):
+def run_vnpu(argv, hardware, faults, driver_version=None):
     """``npu-smi set -t vnpu-mode|vnpu-cfg-recover|create-vnpu|destroy-vnpu`` and ``npu-smi info
     -t info-vnpu|template-info|vnpu-mode|vnpu-cfg-recover``."""
     options = argv[1:]
     what = options[1] if len(options) >= 2 and options[0] == "-t" else None
+    verb = "querying" if argv[0] == "info" else "setting"
     kind = _vnpu_kind(hardware)
+    if kind is None:
+        # Printed, with exit status 0, by npu-smi's environment check (its source).
+        return _refused(NOT_SUPPORTED.replace("<verb>", verb), what or "")
     state = load_vnpu_state(hardware)
     if argv[0] == "info":
         if what == "template-info":
+            # "-i id" asks for one card's templates (all cards of a sandbox node are alike).
             return render_template_info(kind)
         if what == "vnpu-mode":
-            return "    " + "vnpu-mode".ljust(31) + ": " + state["mode"] + "\n"
+            return "\t%s : %s\n" % ("vnpu-mode".ljust(30), "VM" if state["mode"] == "vm" else "docker")
         if what == "vnpu-cfg-recover":
-            return "VNPU config recover mode : %s\n" % ("Enable" if state["recover"] else "Disable")
+            return "\t%s : %s\n" % ("VNPU config recover mode".ljust(30), "Enable" if state["recover"] else "Disable")
         npu_id = _option_value(options, "-i")
         chip_id = _option_value(options, "-c")
         if npu_id is None or chip_id is None:
             raise NpuSmiFailure("The input parameter -i or -c is missing.")
         chip = _chip(hardware, npu_id, chip_id)
-        return render_info_vnpu(kind, _chip_vnpus(state, chip["npu_id"], chip_id), vnpus_in_use(faults))
+        if state["mode"] != "docker":
+            return _refused(NOT_DOCKER_MODE.replace("<verb>", verb), what)
+        header = driver_version is None or ascend_sim.version_key(driver_version) < ascend_sim.version_key(
+            NO_EMPTY_VNPU_HEADER_FROM)
+        return render_info_vnpu(kind, _chip_vnpus(state, chip["npu_id"], chip_id), vnpus_in_use(faults), header)
     if what in ("vnpu-mode", "vnpu-cfg-recover"):
         value = _option_value(options, "-d")
         if value not in (0, 1):
@@ -659,9 +696,10 @@ def run_vnpu(argv, hardware, faults):
         if what == "vnpu-mode":
             mode = "docker" if value == 0 else "vm"
             if mode != state["mode"] and state["vnpus"]:
-                raise _vnpu_failure("Set vnpu-mode failed. Destroy all vnpus first.")
+                raise NpuSmiFailure(_set_answer("The vNPU(s) in another mode already exist. Destroy them before "
+                                                "switching the mode", ok=False).rstrip("\n"))
             state["mode"] = mode
-            message = "Set vnpu-mode %s success" % mode
+            message = "Set vnpu %s mode success" % mode
         else:
             state["recover"] = value == 1
             message = "The VNPU config recover mode %s is set successfully." % ("Enable" if value else "Disable")
@@ -673,9 +711,11 @@ def run_vnpu(argv, hardware, faults):
         if npu_id is None or chip_id is None:
             raise NpuSmiFailure("The input parameter -i or -c is missing.")
         chip = _chip(hardware, npu_id, chip_id)
+        if state["mode"] != "docker":
+            return _refused(NOT_DOCKER_MODE.replace("<verb>", verb), what)
         if what == "create-vnpu":
             if "-f" not in options or options.index("-f") + 1 >= len(options):
-                raise NpuSmiFailure("The input parameter -f is missing.")
+                raise NpuSmiFailure("Must input parameter of -f.")
             message = create_vnpu(state, kind, chip, options[options.index("-f") + 1], _option_value(options, "-v"),
                                   _option_value(options, "-g"))
         else:
