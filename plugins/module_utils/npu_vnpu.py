@@ -92,6 +92,9 @@ _REFUSALS = (
     (r'failed to get template info',
      'npu-smi could not read the templates',
      'run npu-smi info -t template-info on the node and look at the npu-smi log (/var/log/npu/slog)'),
+    (r'^(create|destroy) vnpu( \d+)? failed',
+     'npu-smi refused the change and prints no reason (it logs it)',
+     'look at the npu-smi log (/var/log/npu/slog) for the reason, and at npu-smi info -t info-vnpu'),
 )
 
 

@@ -59,6 +59,8 @@ def test_info_vnpu_bare_layout_of_a_user_report():
     ('This device does not support querying info-vnpu.', 'no vNPU support'),
     ('This device does not support setting create-vnpu.', 'no vNPU support'),
     ('Failed to get template info.', 'could not read the templates'),
+    ('create vnpu failed.', 'refused the change'),
+    ('destroy vnpu 101 failed.', 'refused the change'),
 ])
 def test_refusals_printed_with_success_are_named(line, cause):
     for parser in (npu_vnpu.parse_info_vnpu, npu_vnpu.parse_template_info, npu_vnpu.parse_created):
