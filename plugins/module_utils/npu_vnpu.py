@@ -367,7 +367,9 @@ def parse_destroyed(text, vnpu_id):
 
 
 def parse_mode(text):
-    """``npu-smi info -t vnpu-mode`` (``vnpu-mode : docker``) -> the value in lower case, or None."""
+    """``npu-smi info -t vnpu-mode`` (``vnpu-mode : docker`` or ``VM``) -> the value in lower case, or
+    None; VnpuUnavailable for a refusal printed with success."""
+    _raise_on_refusal(text)
     for line in (text or '').splitlines():
         match = re.match(r'^\s*vnpu[- ]mode\s*:\s*(\S+)', line, re.IGNORECASE)
         if match:
@@ -376,7 +378,9 @@ def parse_mode(text):
 
 
 def parse_recover(text):
-    """``npu-smi info -t vnpu-cfg-recover`` (``VNPU config recover mode : Enable``) -> True/False/None."""
+    """``npu-smi info -t vnpu-cfg-recover`` (``VNPU config recover mode : Enable``) -> True/False/None;
+    VnpuUnavailable for a refusal printed with success (SMP mode, a VM or container)."""
+    _raise_on_refusal(text)
     for line in (text or '').splitlines():
         match = re.match(r'^\s*vnpu config recover mode\s*:\s*(\S+)', line, re.IGNORECASE)
         if match:

@@ -2,6 +2,7 @@
 """Every variant of npu-smi's vNPU outputs that a public capture or Huawei's open npu-smi source
 shows (docs/huawei-sources.md, "Outputs no public capture confirms"), read by the parsers."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
 
@@ -70,6 +71,37 @@ def test_refusals_printed_with_success_are_named(line, cause):
         assert cause in raised.value.cause and raised.value.fix
     with pytest.raises(npu_vnpu.VnpuUnavailable):
         npu_vnpu.parse_destroyed(line + '\n', 100)
+
+
+@pytest.mark.parametrize('parser, line', [
+    (npu_vnpu.parse_mode, 'Failed to get vnpu mode.'),
+    (npu_vnpu.parse_recover, 'NPU is working in SMP mode, does not support querying vnpu-cfg-recover'),
+    (npu_vnpu.parse_recover, 'This command cannot be executed on a VM or container.'),
+])
+def test_mode_and_recovery_refusals_are_not_read_as_unset(parser, line):
+    with pytest.raises(npu_vnpu.VnpuUnavailable):
+        parser(line + '\n')
+
+
+ROW = '|  %-4s     |  %-12s  |  %-12s  |  %-2s      |  %-15s     |'
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(100, 4000), st.sampled_from(['0', '3', 'NA']),
+                          st.sampled_from(['000000000000', '00000000beef', 'NA']), st.sampled_from(['0', '1', 'NA']),
+                          st.sampled_from(['vir02', 'vir10_3c_16g', 'NA'])), max_size=16), st.booleans())
+def test_info_vnpu_reads_na_anywhere_and_an_absent_header_only_when_empty(rows, header):
+    lines = ['| AICORE    Memory    AICPU |', '| NA/NA     8/24      NA/8  |', '| Total number of vnpu: %d |' % len(rows)]
+    if rows or header:
+        lines.append(ROW % ('Vnpu ID', 'Vgroup ID', 'Container ID', 'Status', 'Template Name'))
+    lines += [ROW % row for row in rows]
+    parsed = npu_vnpu.parse_info_vnpu('\n'.join(lines) + '\n')
+    assert [vnpu['vnpu_id'] for vnpu in parsed['vnpus']] == [row[0] for row in rows]
+    for vnpu, (_id, vgroup, container, status, template) in zip(parsed['vnpus'], rows):
+        assert vnpu['vgroup_id'] == (None if vgroup == 'NA' else int(vgroup))
+        assert vnpu['template'] == (None if template == 'NA' else template)
+        # Free only when npu-smi says so: no container and status 0.
+        assert vnpu['in_use'] is not (container == '000000000000' and status == '0')
 
 
 def test_unknown_output_names_its_first_line():
