@@ -26,7 +26,7 @@ from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import detect_e
 # Template name -> (AI cores, memory GB, AI CPUs). Huawei's rules: the number after "vir" is the
 # AI cores, the number before "c" the AI CPUs, the number before "g" the memory (MindCluster,
 # "Virtualization Rules"); the 310P templates' memory is from Huawei Cloud CCE's template table
-# (vir01's 3 GB is half of vir02's: one core of the 2-core vGroup it shares).
+# (vir01's 3 GB in its Chinese edition).
 TEMPLATES = {
     '310P': {
         'vir01': (1, 3, 1), 'vir02': (2, 6, 2), 'vir02_1c': (2, 6, 1), 'vir04': (4, 12, 4),
