@@ -193,8 +193,8 @@ def _parse(parser, text, what, where, *args):
     except npu_smi.NpuSmiError as error:
         raise VnpuFailure('%s: %s' % (where, npu_smi_reader.explain_error(error, 0)))
     except npu_vnpu.VnpuUnavailable as refusal:
-        raise VnpuFailure('%s: npu-smi %s answered %r: %s. Fix: %s' % (where, what, refusal.line, refusal.cause,
-                                                                        refusal.fix))
+        raise VnpuFailure('%s: npu-smi %s answered %r: %s. Fix: %s'
+                          % (where, what, refusal.line, refusal.cause, refusal.fix))
     except ValueError as error:
         raise VnpuFailure('%s: cannot read the output of npu-smi %s (first line: %r): %s. Fix: report that output '
                           'with the driver version (npu-smi info); docs/huawei-sources.md lists the layouts this '
