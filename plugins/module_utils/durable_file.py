@@ -78,7 +78,7 @@ def refuse_outside(path, root):
     return resolved
 
 
-def _descriptor_path(fd, fallback):
+def descriptor_path(fd, fallback):
     """Where the opened directory ``fd`` is (Linux: /proc/self/fd), else the resolved ``fallback``."""
     try:
         return os.readlink('/proc/self/fd/%d' % fd)
@@ -132,7 +132,7 @@ def _open_directory(path, root):
         refuse_outside(directory, root)
     fd = os.open(directory, _DIRECTORY_FLAGS)
     if root is not None:
-        opened = _descriptor_path(fd, directory)
+        opened = descriptor_path(fd, directory)
         if not _inside(opened, root):
             os.close(fd)
             raise UnsafeDestination(path, 'the directory of %s resolves to %s, outside %s (a symbolic link on its way)'
