@@ -195,6 +195,28 @@ def replace_durably(path, data, move=None, mode=None, root=None, keep_mode=True)
         stream.write(data)
 
 
+def set_mode(path, mode, root=None):
+    """chmod of the regular file ``path`` (inside ``root``), never of a link's target."""
+    _directory, name, directory_fd = _open_directory(path, root)
+    try:
+        existing_file(directory_fd, name, path)
+        fd = os.open(name, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0), dir_fd=directory_fd)
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(directory_fd)
+
+
+def make_directories(path, mode, root):
+    """``os.makedirs(path, mode)`` when ``path`` (and each directory on its way) resolves inside ``root``."""
+    refuse_outside(path, root)
+    if not os.path.isdir(path):
+        os.makedirs(path, mode)
+    refuse_outside(path, root)
+
+
 def rename_within(source, target, root):
     """Moves the regular file ``source`` to ``target``, both inside ``root``; a link at either end
     is refused (the link itself would move, or be replaced, never its target)."""
