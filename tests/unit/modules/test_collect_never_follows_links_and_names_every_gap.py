@@ -11,7 +11,11 @@ import pytest
 
 from ansible_collections.npu.ascend.plugins.module_utils import diagnostics
 from ansible_collections.npu.ascend.plugins.modules import ascend_collect
-from test_ascend_collect import _args, _members, node  # noqa: F401  (node is a fixture)
+import test_ascend_collect
+from test_ascend_collect import _args, _members
+
+# The simulated node of the module's own tests (its logs, records and configs).
+node = test_ascend_collect.node
 
 SHADOW = b'root:$6$rounds=5000$never-in-a-bundle:19000:0:99999:7:::\n'
 
