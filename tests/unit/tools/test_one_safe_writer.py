@@ -25,7 +25,9 @@ MOVES = {('os', 'rename'), ('os', 'replace'), ('os', 'renames'), ('os', 'link'),
 ANSIBLE_WRITERS = ('backup_local', 'atomic_move', 'preserved_copy')
 # (file, what): why it cannot go through the safe writer. Keep it short; every entry is a file written by hand.
 ALLOWED = {
-    # The node lock is a lock file, never written: opened O_RDWR|O_CREAT|O_NOFOLLOW for flock alone.
+    # The node lock: its inode is what flock holds, so it is opened in place (O_RDWR|O_CREAT|O_NOFOLLOW, a link
+    # there is not followed) and its holder line rewritten in place; a rename would hand the next waiter another
+    # inode, and two runs would both hold "the" lock.
     ('plugins/module_utils/node_lock.py', 'os.open for writing'),
 }
 
