@@ -34,6 +34,8 @@ import contextlib
 import os
 import stat
 
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+
 _TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0)
                     | getattr(os, 'O_CLOEXEC', 0))
 _DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_CLOEXEC', 0)
@@ -86,14 +88,6 @@ def descriptor_path(fd, fallback):
         return os.path.realpath(fallback)
 
 
-def _kind(mode):
-    for test, name in ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'),
-                       (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket')):
-        if test(mode):
-            return name
-    return 'not a regular file'
-
-
 def existing_file(directory_fd, name, path):
     """The lstat of ``name`` in the opened directory (None when absent); UnsafeDestination when it
     is a link or not a regular file."""
@@ -109,7 +103,7 @@ def existing_file(directory_fd, name, path):
         raise UnsafeDestination(path, '%s is a symbolic link (to %s); a file is never written through a link'
                                 % (path, target))
     if not stat.S_ISREG(status.st_mode):
-        raise UnsafeDestination(path, '%s is %s, not a regular file' % (path, _kind(status.st_mode)))
+        raise UnsafeDestination(path, '%s is %s, not a regular file' % (path, bounded_read.describe_kind(status.st_mode)))
     return status
 
 
@@ -225,7 +219,7 @@ def rename_within(source, target, root):
     status = os.lstat(source)
     if not stat.S_ISREG(status.st_mode):
         raise UnsafeDestination(source, '%s is %s' % (source, 'a symbolic link' if stat.S_ISLNK(status.st_mode)
-                                                      else _kind(status.st_mode)))
+                                                      else bounded_read.describe_kind(status.st_mode)))
     if os.path.lexists(target):
         raise UnsafeDestination(target, '%s is already there' % target)
     os.rename(source, target)
