@@ -52,6 +52,8 @@ class ActionModule(ActionBase):
         except controller_files.ControllerFilesError as error:
             return dict(result, failed=True, msg='controller_files: %s. Fix: give plain relative names under dir, text '
                                                  'contents and octal modes' % to_native(error))
+        except durable_file.UnsafeDestination as error:
+            return dict(result, failed=True, msg='controller_files: %s' % to_native(error))
         except (IOError, OSError) as error:
             return dict(result, failed=True, msg='controller_files: cannot read %s: %s. Fix: give dir a directory the '
                                                  'controller user may read and write' % (directory, to_native(error)))
@@ -62,13 +64,14 @@ class ActionModule(ActionBase):
         if not self._task.check_mode:
             try:
                 for change in changes:
-                    parent = os.path.dirname(change['path'])
-                    if not os.path.isdir(parent):
-                        os.makedirs(parent, mode=directory_mode)
+                    durable_file.make_directories(os.path.dirname(change['path']), directory_mode, directory)
                     if change['content_changed']:
-                        durable_file.replace_durably(change['path'], change['after'], mode=mode)
+                        durable_file.replace_durably(change['path'], change['after'], mode=mode, root=directory,
+                                                     keep_mode=False)
                     else:
-                        os.chmod(change['path'], mode)
+                        durable_file.set_mode(change['path'], mode, root=directory)
+            except durable_file.UnsafeDestination as error:
+                return dict(result, failed=True, msg='controller_files: %s' % to_native(error))
             except (IOError, OSError) as error:
                 return dict(result, failed=True, msg='controller_files: cannot write in %s: %s. Fix: give dir a '
                                                      'directory the controller user may write'

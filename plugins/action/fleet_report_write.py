@@ -8,13 +8,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import errno
 import glob
 import os
+import stat
 
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
 from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
@@ -64,7 +66,7 @@ class ActionModule(ActionBase):
         directory = args['dir']
         generated_at = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
         try:
-            previous_bytes, previous = self._previous(directory)
+            previous_file, previous = self._previous(directory)
             if args['merge_parts']:
                 report, taken = self._merged(directory, previous, args, generated_at)
             else:
@@ -72,12 +74,13 @@ class ActionModule(ActionBase):
             os.makedirs(directory, mode=0o755, exist_ok=True)
             if args['part']:
                 path = os.path.join(directory, PARTS_DIR, report_lib.part_name(args['part']) + '.json')
-                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                durable_file.make_directories(os.path.dirname(path), 0o755, directory)
                 document = report_lib.part_document(report, args['part'])
-                durable_file.replace_durably(path, report_lib.to_json(document).encode('utf-8'), mode=0o644)
+                durable_file.replace_durably(path, report_lib.to_json(document).encode('utf-8'), mode=0o644,
+                                             root=directory)
                 paths = [path]
             else:
-                paths = self._write_report(directory, report, previous_bytes, args)
+                paths = self._write_report(directory, report, previous_file, args)
             if args['merge_parts']:
                 self._set_aside(directory, taken, generated_at)
         except fleet_report_templates.ReportTemplateError as error:
@@ -87,6 +90,8 @@ class ActionModule(ActionBase):
                                                  'report reads (fleet_report_extra, fleet_report_stack, fleet_report_part) '
                                                  'on each host, or the parts in %s' % (
                                                      to_native(error), os.path.join(directory, PARTS_DIR)))
+        except durable_file.UnsafeDestination as error:
+            return dict(result, failed=True, msg='fleet report in %s: %s' % (args['dir'], to_native(error)))
         except (IOError, OSError) as error:
             return dict(result, failed=True, msg='cannot write the fleet report in %s: %s. Fix: give fleet_report_dir a '
                                                  'directory the controller user may write' % (args['dir'], to_native(error)))
@@ -98,14 +103,14 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _previous(directory):
-        """The previous report's bytes and text (None when there is none)."""
+        """The previous report's bytes, text and permission bits (None when there is none), read
+        without following a link: its target (a key, say) must never become the previous report."""
         json_path = os.path.join(directory, FILES['json'])
-        if not os.path.exists(json_path):
+        if not os.path.lexists(json_path):
             return None, None
-        with open(json_path, 'rb') as stream:
-            previous_bytes = stream.read()
+        previous_bytes, mode = _read_no_link(json_path, directory)
         # A damaged previous file is a note in the report (build_report), not a failure.
-        return previous_bytes, previous_bytes.decode('utf-8', 'replace')
+        return (previous_bytes, mode), previous_bytes.decode('utf-8', 'replace')
 
     @staticmethod
     def _report(task_vars, args, previous, generated_at):
@@ -128,21 +133,23 @@ class ActionModule(ActionBase):
                 directory, PARTS_DIR))
         parts = {}
         for path in paths:
-            with open(path, 'rb') as stream:
-                parts[os.path.basename(path)[:-len('.json')]] = stream.read().decode('utf-8', 'replace')
+            parts[os.path.basename(path)[:-len('.json')]] = _read_no_link(path, directory)[0].decode('utf-8', 'replace')
         return report_lib.merge_parts(parts, previous=previous, run=args['run'], generated_at=generated_at), paths
 
     @staticmethod
-    def _write_report(directory, report, previous_bytes, args):
+    def _write_report(directory, report, previous_file, args):
         formats = ['json'] + [fmt for index, fmt in enumerate(args['formats']) if fmt not in args['formats'][:index]]
         texts = dict((fmt, fleet_report_templates.render_format(report, fmt, args['template_dir'])) for fmt in formats)
-        # Each file whole or not at all: a run stopped half way leaves the last complete report.
-        if previous_bytes is not None:
-            durable_file.replace_durably(os.path.join(directory, PREVIOUS_FILE), previous_bytes, mode=0o644)
+        # Each file whole or not at all: a run stopped half way leaves the last complete report. The
+        # files keep the mode they have; the copy of the previous report gets the mode of the report.
+        if previous_file is not None:
+            previous_bytes, mode = previous_file
+            durable_file.replace_durably(os.path.join(directory, PREVIOUS_FILE), previous_bytes, mode=mode,
+                                         root=directory, keep_mode=False)
         paths = []
         for fmt in formats:
             path = os.path.join(directory, FILES[fmt])
-            durable_file.replace_durably(path, texts[fmt].encode('utf-8'), mode=0o644)
+            durable_file.replace_durably(path, texts[fmt].encode('utf-8'), mode=0o644, root=directory)
             paths.append(path)
         return paths
 
@@ -150,6 +157,22 @@ class ActionModule(ActionBase):
     def _set_aside(directory, taken, generated_at):
         """Moves the merged parts out of the way of the next slices' (kept, with the time of the merge)."""
         aside = os.path.join(directory, PARTS_DIR, MERGED_DIR, generated_at.replace(':', ''))
-        os.makedirs(aside, mode=0o755, exist_ok=True)
+        durable_file.make_directories(aside, 0o755, directory)
         for path in taken:
-            os.rename(path, os.path.join(aside, os.path.basename(path)))
+            durable_file.rename_within(path, os.path.join(aside, os.path.basename(path)), directory)
+
+
+def _read_no_link(path, directory):
+    """The bytes and permission bits of the regular file ``path`` inside ``directory``, never
+    through a link (UnsafeDestination names it and the fix)."""
+    durable_file.refuse_outside(os.path.dirname(path), directory)
+    try:
+        with bounded_read.open_regular(path, follow=False) as stream:
+            return stream.read(), stat.S_IMODE(os.fstat(stream.fileno()).st_mode)
+    except bounded_read.RefusedFile as refusal:
+        raise durable_file.UnsafeDestination(path, refusal.cause)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise durable_file.UnsafeDestination(path, '%s is a symbolic link; the report never reads or writes '
+                                                       'through a link' % path)
+        raise

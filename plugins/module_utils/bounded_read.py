@@ -64,13 +64,14 @@ def describe_kind(mode):
     return 'not a regular file'
 
 
-def _open_regular(path, follow=True):
-    """A descriptor of ``path`` opened read-only without blocking, and its stat; RefusedFile
-    unless it is a regular file (the descriptor is then closed)."""
+def _open_regular(path, follow=True, dir_fd=None):
+    """A descriptor of ``path`` (relative to the opened directory ``dir_fd`` when given) opened
+    read-only without blocking, and its stat; RefusedFile unless it is a regular file (the
+    descriptor is then closed)."""
     flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0)
     if not follow:
         flags |= getattr(os, 'O_NOFOLLOW', 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, flags) if dir_fd is None else os.open(path, flags, dir_fd=dir_fd)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
@@ -100,10 +101,11 @@ def _read_up_to(fd, limit):
     return b''.join(chunks)
 
 
-def read_bytes(path, limit=SMALL_FILE_LIMIT, follow=True):
+def read_bytes(path, limit=SMALL_FILE_LIMIT, follow=True, dir_fd=None):
     """The bytes of the regular file ``path``; RefusedFile when it is not one or holds more than
-    ``limit`` bytes (checked on what is read, so /proc files reporting size 0 are read too)."""
-    fd, status = _open_regular(path, follow)
+    ``limit`` bytes (checked on what is read, so /proc files reporting size 0 are read too).
+    ``dir_fd``: ``path`` is a name in that opened directory."""
+    fd, status = _open_regular(path, follow, dir_fd)
     try:
         if status.st_size > limit:
             data = None
@@ -117,9 +119,10 @@ def read_bytes(path, limit=SMALL_FILE_LIMIT, follow=True):
     return data
 
 
-def read_tail(path, limit=LOG_TAIL_BYTES, follow=True):
-    """The last ``limit`` bytes (at most) of the regular file ``path``; RefusedFile when it is not one."""
-    fd, status = _open_regular(path, follow)
+def read_tail(path, limit=LOG_TAIL_BYTES, follow=True, dir_fd=None):
+    """The last ``limit`` bytes (at most) of the regular file ``path``; RefusedFile when it is not one.
+    ``dir_fd``: ``path`` is a name in that opened directory."""
+    fd, status = _open_regular(path, follow, dir_fd)
     try:
         if status.st_size > limit:
             os.lseek(fd, status.st_size - limit, os.SEEK_SET)

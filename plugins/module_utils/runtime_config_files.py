@@ -27,6 +27,7 @@ import json
 import os
 import re
 import stat
+import time
 
 from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
@@ -258,6 +259,22 @@ def _follow_write(records, name, before, after):
             record['file_sha256'] = after_sha
 
 
+def _backup(path):
+    """A copy of ``path`` named as Ansible's backup_local names it, with its mode, through the safe writer:
+    backup_local's copy follows a link planted at that predictable name."""
+    name = '%s.%s.%s' % (path, os.getpid(), time.strftime('%Y-%m-%d@%H:%M:%S~', time.localtime(time.time())))
+    with bounded_read.open_regular(path) as source:
+        status = os.fstat(source.fileno())
+        data = source.read(bounded_read.CONFIG_FILE_LIMIT + 1)
+    if len(data) > bounded_read.CONFIG_FILE_LIMIT:
+        raise bounded_read.RefusedFile(path, '%s is larger than %d bytes' % (path, bounded_read.CONFIG_FILE_LIMIT))
+    durable_file.replace_durably(name, data, mode=stat.S_IMODE(status.st_mode), keep_mode=False)
+    os.utime(name, ns=(status.st_atime_ns, status.st_mtime_ns), follow_symlinks=False)
+    if os.geteuid() == 0:
+        os.chown(name, status.st_uid, status.st_gid, follow_symlinks=False)
+    return name
+
+
 def _is_own_backup(config_path, candidate):
     """Whether ``candidate`` is a copy ``backup_local`` made of ``config_path``: same directory, its naming."""
     directory, base = os.path.split(config_path)
@@ -359,9 +376,9 @@ def conclude(module, result, before, after, exists, remove_file, records, record
     if params['state'] == 'present' and file_changed:
         if params['backup'] and exists:
             try:
-                result['backup_file'] = module.backup_local(path)
-            except Exception as error:  # backup_local raises a bare Exception naming the copy
-                _fail_write(module, result, path, error.__cause__ or error, 'back up')
+                result['backup_file'] = _backup(path)
+            except (IOError, OSError, bounded_read.RefusedFile) as error:
+                _fail_write(module, result, path, error, 'back up')
         made_backups = list((records.get(name) or {}).get('backups') or [])
         if result.get('backup_file') and result['backup_file'] not in made_backups:
             made_backups.append(result['backup_file'])

@@ -26,6 +26,12 @@ description:
     C(uname -a) and C(lspci -d 19e5:).
   - Every config-like file (the engine configs, the records) is redacted before it is written - passwords, tokens,
     registry auth and headers, credentials in URLs - by the same redaction the modules' diffs use.
+  - The log directories and the records are read without following a symbolic link (a container can replace its
+    log directory through its hostPath mount) - a directory reached through a link, and a link, FIFO or
+    subdirectory in one, is not read and has an index entry (V(refused)) naming it; the logs beyond
+    O(max_log_files) are named in a V(truncated) entry of their directory.
+  - The archive is written through a new temporary file of its own in the directory of O(dest), then renamed over
+    O(dest) - never through a link (a link at O(dest) is refused), and nothing is left behind when it fails.
   - Nothing on the node changes but O(dest). The playbook C(npu.ascend.collect) fetches the archives of the fleet
     into one on the controller.
 options:
@@ -54,7 +60,7 @@ options:
     type: int
     default: 1048576
   max_log_files:
-    description: The newest files kept of each log directory.
+    description: The newest files kept of each log directory; the index names the ones left out.
     type: int
     default: 20
   timeout:
@@ -110,15 +116,17 @@ counts:
   sample: {collected: 31, truncated: 1, absent: 6, refused: 0, failed: 0}
 '''
 
+import errno
 import glob
 import io
 import json
 import os
+import stat
 import tarfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, install_state, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, durable_file, install_state, npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader, reboot_marker, timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.config_stamp import stamp_path
 
@@ -127,6 +135,8 @@ LOG_DIRECTORIES = ('/var/log/ascend_seclog', '/var/log/mindx-dl/devicePlugin', '
 RECORDS_DIR = os.path.dirname(reboot_marker.REBOOT_MARKER_PATH)
 # More than this many files under the records directory means something else lives there.
 MAX_RECORD_FILES = 200
+# The logs left out by max_log_files named in the index's note, at most.
+MAX_NAMES_SHOWN = 20
 MAX_BOARDS = 64
 PROC_MODULES = '/proc/modules'
 SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release')
@@ -152,17 +162,17 @@ class Bundle(object):
         self.index.append(diagnostics.index_entry(member, source, status, 0, detail))
 
     def write(self, dest):
-        temporary = '%s.%d.partial' % (dest, os.getpid())
+        """Through the safe writer: a link at dest, or planted beside it, is never written through;
+        a failure leaves no temporary file."""
         now = time.time()
-        with tarfile.open(temporary, 'w:gz') as archive:
-            for member, data in self.members + [('index.json', json.dumps(self.index, indent=2).encode('utf-8'))]:
-                info = tarfile.TarInfo(member)
-                info.size = len(data)
-                info.mtime = now
-                info.mode = 0o600
-                archive.addfile(info, io.BytesIO(data))
-        os.chmod(temporary, 0o600)
-        os.rename(temporary, dest)
+        with durable_file.writing(dest, mode=0o600, keep_mode=False) as stream:
+            with tarfile.open(fileobj=stream, mode='w:gz') as archive:
+                for member, data in self.members + [('index.json', json.dumps(self.index, indent=2).encode('utf-8'))]:
+                    info = tarfile.TarInfo(member)
+                    info.size = len(data)
+                    info.mtime = now
+                    info.mode = 0o600
+                    archive.addfile(info, io.BytesIO(data))
 
 
 def run(module, bundle, member, argv, transform=None):
@@ -184,37 +194,145 @@ def run(module, bundle, member, argv, transform=None):
     return out if rc == 0 else None
 
 
-def add_file(bundle, path, tail=False, redact=False):
+def add_file(bundle, path, tail=False, redact=False, dir_fd=None):
+    """``dir_fd``: ``path`` is read as its name in that opened directory, never through a link."""
     member = diagnostics.member_for_file(path)
-    if not os.path.lexists(path):
+    if dir_fd is None and not os.path.lexists(path):
         bundle.note(member, path, 'absent', 'no such file')
         return
+    name, follow = (path, True) if dir_fd is None else (os.path.basename(path), False)
     cut = False
     try:
         if tail:
-            data = bounded_read.read_tail(path, bundle.limit + 1)
+            data = bounded_read.read_tail(name, bundle.limit + 1, follow=follow, dir_fd=dir_fd)
             cut = len(data) > bundle.limit
             data = data[-bundle.limit:]
         else:
-            data = bounded_read.read_bytes(path, bounded_read.CONFIG_FILE_LIMIT)
+            data = bounded_read.read_bytes(name, bounded_read.CONFIG_FILE_LIMIT, follow=follow, dir_fd=dir_fd)
     except bounded_read.RefusedFile as refusal:
         bundle.note(member, path, 'refused', str(refusal))
         return
     except (OSError, IOError) as error:
-        bundle.note(member, path, 'failed', str(error))
+        if error.errno == errno.ELOOP and not follow:
+            bundle.note(member, path, 'refused', '%s became a symbolic link while the bundle was made; not followed' % path)
+        else:
+            bundle.note(member, path, 'failed', str(error))
         return
     if redact:
         data = diagnostics.redact(path, data)
     bundle.add(member, path, data, redacted=redact, cut=cut)
 
 
-def newest_files(directory, count):
+def _refuse_entry(bundle, path, status, dir_fd):
+    """Notes why the entry ``path`` (lstat ``status``) of an opened directory is not read."""
+    if stat.S_ISLNK(status.st_mode):
+        try:
+            target = os.readlink(os.path.basename(path), dir_fd=dir_fd)
+        except OSError:
+            target = '?'
+        detail = 'a symbolic link (to %s); not followed, so nothing from elsewhere enters the bundle' % target
+    elif stat.S_ISDIR(status.st_mode):
+        detail = 'a directory; only the files of the directory itself are taken'
+    else:
+        detail = '%s, not a regular file; not read' % bounded_read.describe_kind(status.st_mode)
+    bundle.note(diagnostics.member_for_file(path), path, 'refused', '%s is %s' % (path, detail))
+
+
+def _open_directory(bundle, directory):
+    """A descriptor of ``directory``, or None with an index entry: absent, or reached through a symbolic
+    link anywhere on its way (a container may replace its log directory through a hostPath mount)."""
+    member = diagnostics.member_for_file(directory) + '/'
+    if not os.path.lexists(directory):
+        bundle.note(member, directory, 'absent', 'no such directory')
+        return None
+    resolved = os.path.realpath(directory)
+    refusal = '%s resolves to %s through a symbolic link; not followed, nothing under it was read. Fix: put the ' \
+              'directory back as a plain directory' % (directory, resolved)
+    if resolved != os.path.abspath(directory):
+        bundle.note(member, directory, 'refused', refusal)
+        return None
     try:
-        paths = [os.path.join(directory, name) for name in os.listdir(directory)]
-    except OSError:
-        return []
-    regular = [path for path in paths if os.path.isfile(path) and not os.path.islink(path)]
-    return sorted(regular, key=lambda path: os.lstat(path).st_mtime, reverse=True)[:count]
+        fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0) | getattr(os, 'O_NOFOLLOW', 0))
+    except (OSError, IOError) as error:
+        bundle.note(member, directory, 'refused' if error.errno in (errno.ELOOP, errno.ENOTDIR) else 'failed',
+                    refusal if error.errno == errno.ELOOP else '%s: %s' % (directory, error))
+        return None
+    # Swapped for a link between the check and the open: the opened descriptor says where it is.
+    if durable_file.descriptor_path(fd, directory) != os.path.abspath(directory):
+        os.close(fd)
+        bundle.note(member, directory, 'refused', refusal)
+        return None
+    return fd
+
+
+def _regular_entries(bundle, directory, fd, names):
+    """(mtime, path) of the regular files among ``names`` of the opened directory; the others noted."""
+    regular = []
+    for name in sorted(names):
+        path = os.path.join(directory, name)
+        try:
+            status = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except (OSError, IOError) as error:
+            bundle.note(diagnostics.member_for_file(path), path, 'failed', str(error))
+            continue
+        if stat.S_ISREG(status.st_mode):
+            regular.append((status.st_mtime, path))
+        else:
+            _refuse_entry(bundle, path, status, fd)
+    return regular
+
+
+def collect_logs(bundle, directory, count):
+    """The ``count`` newest logs of ``directory``, read without following a link; every file left out
+    has an entry (links, FIFOs, subdirectories, and the older logs beyond ``count``)."""
+    fd = _open_directory(bundle, directory)
+    if fd is None:
+        return
+    try:
+        logs = sorted(_regular_entries(bundle, directory, fd, os.listdir(fd)), reverse=True)
+        if not logs:
+            bundle.note(diagnostics.member_for_file(directory) + '/', directory, 'absent', 'no log files')
+        for _mtime, path in logs[:count]:
+            add_file(bundle, path, tail=True, dir_fd=fd)
+        if len(logs) > count:
+            dropped = [os.path.basename(path) for _mtime, path in logs[count:]]
+            shown = ', '.join(dropped[:MAX_NAMES_SHOWN]) + (', ...' if len(dropped) > MAX_NAMES_SHOWN else '')
+            bundle.note(diagnostics.member_for_file(directory) + '/', directory, 'truncated',
+                        '%d log files, the newest %d kept (max_log_files); left out: %s' % (len(logs), count, shown))
+    finally:
+        os.close(fd)
+
+
+def collect_records(bundle, directory):
+    """The collection's records under ``directory``, read without following a link (links noted)."""
+    if not os.path.lexists(directory):
+        return
+    top = _open_directory(bundle, directory)
+    if top is None:
+        return
+    os.close(top)
+    seen = 0
+    for root, dirs, names, fd in os.fwalk(directory, follow_symlinks=False):
+        dirs.sort()
+        regular = _regular_entries(bundle, root, fd, names)
+        for name in list(dirs):
+            try:
+                status = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except (OSError, IOError) as error:
+                dirs.remove(name)
+                bundle.note(diagnostics.member_for_file(os.path.join(root, name)), os.path.join(root, name), 'failed',
+                            str(error))
+                continue
+            if not stat.S_ISDIR(status.st_mode):
+                dirs.remove(name)
+                _refuse_entry(bundle, os.path.join(root, name), status, fd)
+        for _mtime, path in sorted(regular, key=lambda item: item[1]):
+            seen += 1
+            if seen <= MAX_RECORD_FILES:
+                add_file(bundle, path, redact=True, dir_fd=fd)
+    if seen > MAX_RECORD_FILES:
+        bundle.note(diagnostics.member_for_file(directory) + '/', directory, 'truncated',
+                    '%d files, the first %d kept' % (seen, MAX_RECORD_FILES))
 
 
 def collect_npu_smi(module, bundle):
@@ -241,25 +359,14 @@ def collect_files(module, bundle):
     for path in version_files + list(SYSTEM_FILES):
         add_file(bundle, path)
     for directory in LOG_DIRECTORIES:
-        logs = newest_files(directory, params['max_log_files'])
-        if not logs:
-            bundle.note(diagnostics.member_for_file(directory) + '/', directory, 'absent', 'no log files')
-        for path in logs:
-            add_file(bundle, path, tail=True)
+        collect_logs(bundle, directory, params['max_log_files'])
     configs = [params['containerd_config'], params['docker_config']]
     configs += sorted(glob.glob(os.path.join(params['containerd_drop_in_dir'], '*.toml')))
     for path in configs:
         add_file(bundle, path, redact=True)
         if os.path.lexists(stamp_path(path)):
             add_file(bundle, stamp_path(path), redact=True)
-    records = []
-    for root, _dirs, names in os.walk(RECORDS_DIR):
-        records.extend(os.path.join(root, name) for name in names)
-    for path in sorted(records)[:MAX_RECORD_FILES]:
-        add_file(bundle, path, redact=True)
-    if len(records) > MAX_RECORD_FILES:
-        bundle.note(diagnostics.member_for_file(RECORDS_DIR) + '/', RECORDS_DIR, 'truncated',
-                    '%d files, the first %d kept' % (len(records), MAX_RECORD_FILES))
+    collect_records(bundle, RECORDS_DIR)
 
 
 def collect(module, bundle):
@@ -307,6 +414,8 @@ def main():
     collect(module, bundle)
     try:
         bundle.write(dest)
+    except durable_file.UnsafeDestination as error:
+        module.fail_json(msg='could not write the diagnostics bundle: %s' % error)
     except (OSError, IOError, tarfile.TarError) as error:
         module.fail_json(msg='could not write the diagnostics bundle %s: %s. Fix: free space in its directory or give '
                              'another dest' % (dest, error))

@@ -20,8 +20,10 @@ description:
     one whole or not at all (written aside, flushed, then renamed), creating the directories they need.
   - A converged directory costs one read per file and no write; C(changed) says whether any file was written.
   - With O(validate), a set of files that is to change is checked as a whole before anything is written.
-  - Fails with a message naming the cause and the fix for a name that leaves O(dir) (absolute, C(..)), a path that
-    exists and is not a regular file, or a directory it cannot write.
+  - Never writes, changes the mode of or creates a directory through a symbolic link - a file that is a link, or a
+    directory of O(dir) that is a link leading outside O(dir), is refused (O(dir) itself may be a link).
+  - Fails with a message naming the cause and the fix for a name that leaves O(dir) (absolute, C(..), or through a
+    link), a path that exists and is not a regular file, or a directory it cannot write.
 options:
   dir:
     description: Directory on the controller; created when missing.

@@ -24,10 +24,13 @@ description:
     P(npu.ascend.fleet_report#filter) filter does.
   - Compares it with the C(fleet-report.json) already in O(dir) (kept as C(fleet-report.previous.json)), then writes
     C(fleet-report.json) and the files of O(formats), each one whole or not at all (written aside, then renamed).
+  - A report file keeps the mode it has (new ones are 0644); C(fleet-report.previous.json) gets the mode of the
+    C(fleet-report.json) it copies. No report file, part or directory of O(dir) is read or written through a
+    symbolic link - one there fails the task with its name and the fix (O(dir) itself may be a link).
   - The files are the run's output, not a change to the fleet. They are written in check mode too, and the task
     never reports C(changed) (every report differs from the last by its time stamp).
-  - Fails with a message naming the cause and the fix for an unknown format, a template that does not render, or a
-    directory it cannot write.
+  - Fails with a message naming the cause and the fix for an unknown format, a template that does not render, a
+    link in O(dir), or a directory it cannot write.
 options:
   dir:
     description: Directory of the report files on the controller; created when missing.

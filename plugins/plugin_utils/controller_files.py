@@ -16,6 +16,8 @@ __metaclass__ = type
 import os
 import stat
 
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
+
 
 class ControllerFilesError(ValueError):
     """A file name or mode the action refuses, with the reason."""
@@ -49,8 +51,11 @@ def _current(path):
         return None, None
     if not stat.S_ISREG(info.st_mode):
         raise ControllerFilesError('%s exists and is not a regular file' % path)
-    with open(path, 'rb') as stream:
-        return stream.read(), stat.S_IMODE(info.st_mode)
+    try:
+        # Not through a link swapped in since the lstat: its target would show in the diff.
+        return bounded_read.read_bytes(path, bounded_read.CONFIG_FILE_LIMIT, follow=False), stat.S_IMODE(info.st_mode)
+    except bounded_read.RefusedFile as refusal:
+        raise ControllerFilesError(refusal.cause)
 
 
 def plan_writes(directory, files, mode):
@@ -69,6 +74,9 @@ def plan_writes(directory, files, mode):
         if not isinstance(text, str):
             raise ControllerFilesError('the content of %s is not text' % name)
         after = text.encode('utf-8')
+        # A link on the way (a directory of dir that is a link) must not lead a write, a chmod or a
+        # mkdir outside dir: UnsafeDestination.
+        durable_file.refuse_outside(os.path.dirname(path), directory)
         before, current_mode = _current(path)
         if before != after or current_mode != mode:
             changes.append({'name': name, 'path': path, 'before': before, 'after': after,
@@ -99,8 +107,7 @@ def stage(directory, files):
         parent = os.path.dirname(path)
         if not os.path.isdir(parent):
             os.makedirs(parent, mode=0o700)
-        with open(path, 'wb') as stream:
-            stream.write(files[name].encode('utf-8'))
+        durable_file.replace_durably(path, files[name].encode('utf-8'), mode=0o600, root=directory)
 
 
 def staged_file(directory, files, name):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils import docker_config, durable_file, runtime_config_files
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -229,7 +229,7 @@ def test_a_directory_that_cannot_be_written_gets_a_message_and_nothing_changes(t
 
     def refuse(*_args, **_kwargs):
         raise PermissionError(13, 'Permission denied', str(tmp_path))
-    monkeypatch.setattr(tempfile, 'mkstemp', refuse)
+    monkeypatch.setattr(durable_file, '_create_temporary', refuse)
     result = run_module(docker_runtime, {'path': str(path)})
     assert result['failed'] and 'Permission denied' in result['msg'] and 'Fix:' in result['msg']
     assert path.read_text() == '{"debug": true}\n'
