@@ -24,7 +24,7 @@ def clusters(monkeypatch):
     """(kubeconfig, context) -> FakeApi; a missing one cannot be reached."""
     apis = {}
 
-    def api_for(kubeconfig=None, context=None):
+    def api_for(kubeconfig=None, context=None, request_timeout=None):
         if (kubeconfig, context) not in apis:
             raise ApiError('the kubeconfig cannot be used: Invalid kube-config file. No configuration found.')
         return apis[(kubeconfig, context)]
