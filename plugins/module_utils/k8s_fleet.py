@@ -62,7 +62,7 @@ def _resource_version(node):
     return _mapping(_mapping(node).get('metadata')).get('resourceVersion')
 
 
-def node_shape_problem(node):
+def _shape_problem(node):
     """What keeps the Node ``node`` as the API server answered from being read safely, or None.
 
     Its taint list is replaced as a whole, so a Node whose metadata, labels, spec or taints are not what
@@ -178,26 +178,27 @@ def missing_message(spec):
             'nodes`).' % (spec['host'], spec['name'], spec.get('wait_seconds', 0)))
 
 
-def refused_labels_message(spec, refused, doing='k8s_node'):
-    return ('%s: %s: Kubernetes refuses %d label(s) of Node %s, which were not sent: %s. The node\'s other labels '
-            'and its taint were written. Fix: correct each value where it comes from (a label key is an optional '
-            'DNS subdomain and "/", then 1-63 characters; a value is empty or 1-63 characters; both alphanumeric '
-            'at the ends, with only "-", "_" and "." inside), then run again.'
-            % (spec['host'], doing, len(refused), spec['name'], refused_labels_text(refused)))
+def _refused_labels_message(spec, refused, check_mode):
+    return ('%s: k8s_node: Kubernetes refuses %d label(s) of Node %s, which were not sent: %s. Its other labels and '
+            'its taint %s. Fix: correct each where it comes from (a label key is an optional DNS subdomain and "/", '
+            'then 1-63 characters; a value is empty or 1-63 characters; both alphanumeric at the ends, with only '
+            '"-", "_" and "." inside), then run again.'
+            % (spec['host'], len(refused), spec['name'], refused_labels_text(refused),
+               'would be written (check mode)' if check_mode else 'are written'))
 
 
-def shape_message(spec, problem, doing='k8s_node'):
+def _shape_message(spec, problem, doing='k8s_node'):
     return ('%s: %s: the API server answered Node %s in a shape Kubernetes does not give (%s); nothing was written to '
             'it. Fix: check that %s names a Kubernetes API server (not a proxy that rewrites answers) and that '
             '`kubectl get node %s -o yaml` shows a Node, then run again.'
             % (spec['host'], doing, spec['name'], problem, _where(spec), spec['name']))
 
 
-def taint_message(spec, error, doing='k8s_node'):
-    return ('%s: %s: the until-validated taint %r cannot be used: %s. Nothing was written to Node %s. Fix: set '
+def _taint_message(spec, error):
+    return ('%s: k8s_node: the until-validated taint %r cannot be used: %s. Nothing was written to Node %s. Fix: set '
             'npu_ascend_label_domain to a DNS subdomain (the taint is <domain>/unvalidated=true:NoSchedule), or '
             'pass a taint key[=value]:Effect whose effect is NoSchedule, PreferNoSchedule or NoExecute, then run again.'
-            % (spec['host'], doing, spec.get('taint'), _text(error), spec['name']))
+            % (spec['host'], spec.get('taint'), _text(error), spec['name']))
 
 
 def refused_message(spec, error, doing):
@@ -222,7 +223,7 @@ def refused_message(spec, error, doing):
 
 
 class _ShapeError(Exception):
-    """The Node as answered cannot be read safely (node_shape_problem's words)."""
+    """The Node as answered cannot be read safely (_shape_problem's words)."""
 
 
 def _patch_guarded(api, name, plan_for, first_node, check_mode):
@@ -233,7 +234,7 @@ def _patch_guarded(api, name, plan_for, first_node, check_mode):
     """
     node = first_node
     for attempt in (1, 2):
-        problem = node_shape_problem(node)
+        problem = _shape_problem(node)
         if problem:
             raise _ShapeError(problem)
         plan = plan_for(node)
@@ -290,7 +291,7 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
     for spec in specs:
         problem = _taint_problem(spec)
         if problem is not None:
-            results[spec['host']] = node_failure(spec, taint_message(spec, problem))
+            results[spec['host']] = node_failure(spec, _taint_message(spec, problem))
     try:
         nodes = _list_by_name(api)
     except ApiError as error:
@@ -327,14 +328,14 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
             results[spec['host']] = node_failure(spec, refused_message(spec, error, 'k8s_node'))
             continue
         except _ShapeError as error:
-            results[spec['host']] = node_failure(spec, shape_message(spec, error))
+            results[spec['host']] = node_failure(spec, _shape_message(spec, error))
             continue
         changed = changed or wrote
-        after = plan if check_mode or not wrote or node_shape_problem(node) else node_plan(node, spec)
+        after = plan if check_mode or not wrote or _shape_problem(node) else node_plan(node, spec)
         refused = plan['refused_labels']
         results[spec['host']] = {
             'host': spec['host'], 'name': spec['name'], 'changed': wrote, 'failed': bool(refused),
-            'msg': refused_labels_message(spec, refused) if refused else '', 'refused_labels': refused,
+            'msg': _refused_labels_message(spec, refused, check_mode) if refused else '', 'refused_labels': refused,
             'validated': after['validated'], 'label_changes': plan['label_changes'], 'taints': plan['taints'],
             'wanted_taints': plan['wanted_taints'], 'listed': listed[spec['host']],
         }
@@ -561,7 +562,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
             result['msg'] = refused_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
         except _ShapeError as error:
             result['failed'] = True
-            result['msg'] = shape_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
+            result['msg'] = _shape_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
     return {'results': results, 'changed': changed}
 
 

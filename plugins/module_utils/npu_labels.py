@@ -118,7 +118,7 @@ def label_value(text):
 
 
 def is_label_value(text):
-    return isinstance(text, str) and len(text) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE.fullmatch(text))
+    return isinstance(text, str) and _value_problem(text) is None
 
 
 def _check_domain(domain):
@@ -196,6 +196,10 @@ def label_problem(key, value):
         return None
     if not isinstance(value, str):
         return 'the value must be a string, not %s (quote it)' % type(value).__name__
+    return _value_problem(value)
+
+
+def _value_problem(value):
     if len(value) > LABEL_VALUE_MAX:
         return 'the value has %d characters, at most %d are allowed' % (len(value), LABEL_VALUE_MAX)
     if not _LABEL_VALUE.fullmatch(value):

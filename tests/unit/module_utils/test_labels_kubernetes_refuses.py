@@ -138,3 +138,22 @@ def test_a_driver_version_the_node_cannot_be_labelled_with_is_not_written_as_val
     assert result['failed'] is True and result['lifted'] is False
     assert "npu.example.com/validated='25.0 RC1'" in result['msg'] and 'RBAC' not in result['msg']
     assert api.count('create_pod') == 0 and api.count('patch_node') == 0
+
+
+def test_the_module_names_the_source_it_was_given_and_writes_nothing_in_check_mode(run_module, monkeypatch):
+    from ansible_collections.npu.ascend.plugins.modules import k8s_fleet_nodes
+    api = FakeApi([node('a')])
+    monkeypatch.setattr(k8s_fleet_nodes, 'KubernetesApi', lambda *args, **kwargs: api)
+    args = {'nodes': [{'host': 'a', 'name': 'a', 'labels': {'accelerator': 'huawei-Ascend910', 'rack': 'r 12'},
+                       'label_sources': {'rack': 'k8s_node_extra_labels'}, 'taint': TAINT, 'wait_seconds': 0,
+                       'validated_label': 'npu.example.com/validated'}]}
+    checked = run_module(k8s_fleet_nodes, args, check_mode=True)['hosts']['a']
+    assert api.count('patch_node') == 0
+    assert checked['failed'] is True and 'would be written (check mode)' in checked['msg']
+    result = run_module(k8s_fleet_nodes, args)['hosts']['a']
+    assert result['refused_labels'] == [{'key': 'rack', 'value': 'r 12', 'source': 'k8s_node_extra_labels',
+                                         'reason': 'the value must be empty or alphanumeric at both ends, with only '
+                                                   '"-", "_" and "." inside'}]
+    assert "rack='r 12' (from k8s_node_extra_labels)" in result['msg'] and 'are written' in result['msg']
+    assert api.nodes['a']['metadata']['labels'] == {'accelerator': 'huawei-Ascend910'}
+    assert api.nodes['a']['spec']['taints'] == [OURS]
