@@ -160,7 +160,9 @@ class KubernetesApi(object):
         if worker.is_alive():
             _shut_down(outcome.get('response'))
             raise ApiError('%s got no complete answer within %g s, the deadline of each request (the module\'s '
-                           'request_timeout, k8s_request_timeout in the inventory)' % (what, self._timeout))
+                           'request_timeout, k8s_request_timeout in the inventory)%s'
+                           % (what, self._timeout, '' if method.startswith(('list_', 'read_')) else
+                              '; the write may still take effect, and the next run reads the object again'))
         if 'error' in outcome:
             raise _message(outcome['error'], what)
         return outcome['data']

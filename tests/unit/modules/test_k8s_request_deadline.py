@@ -47,6 +47,7 @@ def test_a_patch_that_never_ends_names_the_node(tmp_path):
         with pytest.raises(ApiError) as raised:
             api.patch_node('a2-01', {'metadata': {'labels': {'x': 'y'}}})
     assert raised.value.message.startswith('the patch of Node a2-01 (PATCH /api/v1/nodes/a2-01) got no complete answer')
+    assert raised.value.message.endswith('the write may still take effect, and the next run reads the object again')
 
 
 def test_the_fleet_module_fails_each_host_by_the_deadline_it_was_given(run_module, tmp_path):
