@@ -157,3 +157,18 @@ def test_the_module_names_the_source_it_was_given_and_writes_nothing_in_check_mo
     assert "rack='r 12' (from k8s_node_extra_labels)" in result['msg'] and 'are written' in result['msg']
     assert api.nodes['a']['metadata']['labels'] == {'accelerator': 'huawei-Ascend910'}
     assert api.nodes['a']['spec']['taints'] == [OURS]
+
+
+@pytest.mark.parametrize('key, value, _why', HOSTILE)
+def test_the_label_patch_filter_names_every_label_kubernetes_refuses_instead_of_making_the_patch(key, value, _why):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.npu.ascend.plugins.filter.k8s_label_changes import k8s_label_changes
+    with pytest.raises(AnsibleFilterError) as raised:
+        k8s_label_changes({}, {'accelerator': 'huawei-Ascend910', key: value, 'other key': 'x'})
+    assert '%s=%r' % (key, value) in str(raised.value) and "other key='x'" in str(raised.value)
+
+
+def test_the_label_patch_filter_compares_a_number_as_the_string_kubernetes_stores():
+    from ansible_collections.npu.ascend.plugins.filter.k8s_label_changes import k8s_label_changes
+    assert k8s_label_changes({'rack': '12'}, {'rack': 12}) == {}
+    assert k8s_label_changes({}, {'rack': 12}) == {'rack': '12'}
