@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 """An in-memory API server for module_utils/k8s_fleet.py: Nodes with resourceVersions and JSON merge
-patches as the API server applies them (409 on a stale resourceVersion), validation pods whose
-status the test scripts, and a clock that sleeping advances. Every request is recorded."""
+patches as the API server applies them (409 on a stale resourceVersion, 422 for a label or taint it
+refuses), validation pods whose status the test scripts, and a clock that sleeping advances. Every request
+is recorded. And HostileServer, a loopback HTTP API server for the real kubernetes client, answering in
+any shape and at any pace."""
 
 import copy
 import string
@@ -217,8 +219,9 @@ class FakeApi(object):
 
 class HostileServer(object):
     """An HTTP server on loopback that answers each request with ``answer(handler)`` (``handler`` is the
-    BaseHTTPRequestHandler: ``send_json``, ``trickle`` and ``silent`` below), one thread per request, and a
-    kubeconfig naming it. ``with HostileServer(answer) as server: KubernetesApi(server.kubeconfig, None)``."""
+    BaseHTTPRequestHandler, its JSON ``body`` decoded: ``send_json``, ``trickle`` and ``silent`` below), one
+    thread per request, and a kubeconfig naming it (context ``hostile``); ``requests`` records (method, path,
+    content type, body). ``with HostileServer(answer, tmp_path) as server: KubernetesApi(server.kubeconfig, None)``."""
 
     def __init__(self, answer, tmp_path):
         import json
@@ -263,7 +266,12 @@ class HostileServer(object):
 
             def _any(self):
                 length = int(self.headers.get('Content-Length') or 0)
-                outer.requests.append((self.command, self.path, self.rfile.read(length) if length else b''))
+                raw = self.rfile.read(length) if length else b''
+                try:
+                    self.body = json.loads(raw) if raw else None
+                except ValueError:
+                    self.body = raw
+                outer.requests.append((self.command, self.path, self.headers.get('Content-Type'), self.body))
                 answer(self)
 
             do_GET = do_POST = do_PATCH = do_DELETE = _any
