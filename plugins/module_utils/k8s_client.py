@@ -25,11 +25,10 @@ from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiErr
 try:
     from kubernetes import client as _client, config as _config
     from kubernetes.client.rest import ApiException as _ApiException
-    from kubernetes.config.config_exception import ConfigException as _ConfigException
     KUBERNETES_IMPORT_ERROR = None
 except ImportError as error:  # pragma: no cover - depends on the controller's Python
     _client = _config = None
-    _ApiException = _ConfigException = Exception
+    _ApiException = Exception
     KUBERNETES_IMPORT_ERROR = error
 
 MERGE_PATCH = 'application/merge-patch+json'
@@ -105,6 +104,25 @@ def _quantities_as_strings(pod):
     return pod
 
 
+def _within(seconds, function):
+    """``(done, outcome)``: ``function()`` run in a daemon thread for at most ``seconds``; ``outcome`` holds its
+    ``value`` or ``error``, or, when it is not done, what it stored so far (``function`` gets the dict)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome['value'] = function(outcome)
+        except Exception as error:  # pylint: disable=broad-except
+            # The client raises its own errors and urllib3's (refused, timed out, TLS); each is a message.
+            outcome['error'] = error
+
+    worker = threading.Thread(target=run, name='npu.ascend kubernetes')
+    worker.daemon = True
+    worker.start()
+    worker.join(seconds)
+    return not worker.is_alive(), outcome
+
+
 def _shut_down(response):
     """Ends the read of an answer another thread is still receiving (urllib3 2.3 and later), quietly."""
     try:
@@ -122,17 +140,30 @@ class KubernetesApi(object):
             raise ApiError('the Python library kubernetes is missing on the controller (%s); install it in the '
                            'Python Ansible runs with (pip install kubernetes), as kubernetes.core needs it too'
                            % KUBERNETES_IMPORT_ERROR)
-        try:
-            if kubeconfig or os.path.exists(os.path.expanduser(os.environ.get('KUBECONFIG', '~/.kube/config'))):
-                api_client = _config.new_client_from_config(config_file=kubeconfig, context=context or None)
-            else:
-                configuration = _client.Configuration()
-                _config.load_incluster_config(client_configuration=configuration)
-                api_client = _client.ApiClient(configuration)
-        except (_ConfigException, IOError, OSError, ValueError, TypeError) as error:
-            raise ApiError('the kubeconfig cannot be used: %s' % ' '.join(str(error).split()))
-        self._core = _client.CoreV1Api(api_client)
         self._timeout = float(request_timeout)
+
+        def connect(_outcome):
+            if kubeconfig or os.path.exists(os.path.expanduser(os.environ.get('KUBECONFIG', '~/.kube/config'))):
+                return _config.new_client_from_config(config_file=kubeconfig, context=context or None)
+            configuration = _client.Configuration()
+            _config.load_incluster_config(client_configuration=configuration)
+            return _client.ApiClient(configuration)
+
+        # A kubeconfig user with `exec` runs a command for its token, which the client waits for without end.
+        done, outcome = _within(self._timeout, connect)
+        if not done:
+            raise ApiError('the kubeconfig cannot be used: its credentials (an exec plugin\'s command, or a token '
+                           'file) were not ready within %g s (the module\'s request_timeout, k8s_request_timeout in '
+                           'the inventory)' % self._timeout)
+        if 'error' in outcome:
+            error = outcome['error']
+            text = ' '.join(str(error).split()) or type(error).__name__
+            if not isinstance(error, EnvironmentError) and type(error).__name__ != 'ConfigException':
+                # The client's loader fails this way on a kubeconfig whose fields have another shape.
+                text = ('its fields are not what a kubeconfig holds (%s: %s); `kubectl config view` with it shows '
+                        'what is wrong' % (type(error).__name__, text))
+            raise ApiError('the kubeconfig cannot be used: %s' % text)
+        self._core = _client.CoreV1Api(outcome['value'])
 
     def _call(self, method, *args, **kwargs):
         """The answer's bytes, within the request's one deadline.
@@ -143,21 +174,13 @@ class KubernetesApi(object):
         the answer had begun, else its own read timeout (the same deadline) ends it."""
         what = _request(method, args)
         kwargs.update(_preload_content=False, _request_timeout=(min(CONNECT_TIMEOUT, self._timeout), self._timeout))
-        outcome = {}
 
-        def request():
-            try:
-                outcome['response'] = getattr(self._core, method)(*args, **kwargs)
-                outcome['data'] = outcome['response'].data
-            except Exception as error:  # pylint: disable=broad-except
-                # The client raises its own errors and urllib3's (refused, timed out, TLS); each is a message.
-                outcome['error'] = error
+        def request(outcome):
+            outcome['response'] = getattr(self._core, method)(*args, **kwargs)
+            return outcome['response'].data
 
-        worker = threading.Thread(target=request, name='npu.ascend %s' % method)
-        worker.daemon = True
-        worker.start()
-        worker.join(self._timeout)
-        if worker.is_alive():
+        done, outcome = _within(self._timeout, request)
+        if not done:
             _shut_down(outcome.get('response'))
             raise ApiError('%s got no complete answer within %g s, the deadline of each request (the module\'s '
                            'request_timeout, k8s_request_timeout in the inventory)%s'
@@ -165,7 +188,7 @@ class KubernetesApi(object):
                               '; the write may still take effect, and the next run reads the object again'))
         if 'error' in outcome:
             raise _message(outcome['error'], what)
-        return outcome['data']
+        return outcome['value']
 
     def _json(self, method, *args, **kwargs):
         data = self._call(method, *args, **kwargs)

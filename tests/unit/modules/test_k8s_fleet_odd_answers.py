@@ -145,3 +145,22 @@ def test_pods_of_an_unexpected_shape_are_a_failed_validation_not_a_traceback(run
             'validated_label': 'npu.ascend/validated', 'validated_value': '1', 'taint': TAINT, 'timeout_seconds': 0}]})
     assert result['hosts']['a']['failed'] is True and result['hosts']['a']['passed'] is False
     assert 'pod v/p' in result['hosts']['a']['report']
+
+
+_CONTEXT = {'current-context': 'c', 'contexts': [{'name': 'c', 'context': {'cluster': 'k', 'user': 'u'}}]}
+
+
+@pytest.mark.parametrize('kubeconfig', [
+    {'current-context': 'c', 'contexts': [{'name': 'c', 'context': 'x'}]},
+    dict(_CONTEXT, clusters=[{'name': 'k', 'cluster': 'x'}], users=[{'name': 'u', 'user': 'x'}]),
+    dict(_CONTEXT, clusters=[{'name': 'k', 'cluster': {'server': 5}}], users=[{'name': 'u', 'user': {'token': ['x']}}]),
+    'x', [],
+])
+def test_a_kubeconfig_of_another_shape_fails_each_host_with_a_message(run_module, tmp_path, kubeconfig):
+    import json
+    path = tmp_path / 'kubeconfig'
+    path.write_text(json.dumps(kubeconfig))
+    result = run_module(k8s_fleet_nodes, {'kubeconfig': str(path), 'nodes': [wanted('a')]})
+    assert result['hosts']['a']['failed'] is True
+    assert result['hosts']['a']['msg'].startswith('a: k8s_node cannot read Node a from the Kubernetes API: '
+                                                  'the kubeconfig cannot be used: ')

@@ -4,6 +4,7 @@ API server that trickles its answer a byte at a time (each read gets its byte in
 never fire) or never answers (which the client used to retry, taking several times its timeout). The request
 fails by its deadline, naming the request and the limit, and the fleet module's hosts say so."""
 
+import json
 import time
 
 import pytest
@@ -86,3 +87,21 @@ def test_a_validation_whose_pod_list_never_answers_ends_by_its_timeout(run_modul
 def test_a_request_timeout_below_one_second_is_refused(run_module, seconds):
     result = run_module(k8s_fleet_nodes, {'request_timeout': seconds, 'nodes': []})
     assert result['failed'] and 'request_timeout' in result['msg'] and 'k8s_request_timeout' in result['msg']
+
+
+def test_a_credential_plugin_that_never_returns_ends_at_the_deadline(tmp_path):
+    # kubeconfig users with `exec` run a command for their token (aws eks get-token, gke-gcloud-auth-plugin);
+    # the kubernetes client waits for it without a timeout.
+    kubeconfig = tmp_path / 'exec-kubeconfig'
+    kubeconfig.write_text(json.dumps({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'c',
+        'clusters': [{'name': 'c', 'cluster': {'server': 'http://127.0.0.1:9'}}],
+        'contexts': [{'name': 'c', 'context': {'cluster': 'c', 'user': 'u'}}],
+        'users': [{'name': 'u', 'user': {'exec': {'apiVersion': 'client.authentication.k8s.io/v1beta1',
+                                                  'command': 'sleep', 'args': ['6']}}}]}))
+    start = time.monotonic()
+    with pytest.raises(ApiError) as raised:
+        k8s_client.KubernetesApi(str(kubeconfig), None, request_timeout=1)
+    assert time.monotonic() - start < 1 + SLACK
+    assert raised.value.message.startswith('the kubeconfig cannot be used: its credentials (')
+    assert 'within 1 s' in raised.value.message
