@@ -21,6 +21,15 @@ options:
   context:
     description: Context of the kubeconfig. Unset - C(K8S_AUTH_CONTEXT), else the current context.
     type: str
+  request_timeout:
+    description:
+      - Seconds each request to the API server may take in all, from connecting to the last byte of its answer,
+        as C(kubectl --request-timeout) gives. A request that runs out fails the hosts it was for, naming the
+        request (for example C(GET /api/v1/nodes)) and this limit; an API server that does not answer or sends
+        its answer a byte at a time holds the run no longer.
+      - The roles pass the inventory variable C(k8s_request_timeout).
+    type: int
+    default: 60
 requirements:
   - kubernetes (Python library on the controller, as kubernetes.core needs)
 '''

@@ -19,10 +19,15 @@ __metaclass__ = type
 import time
 
 from ansible_collections.npu.ascend.plugins.module_utils.k8s_validation import judge_output
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_changes, parse_taint, taints_with
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+    label_changes, label_problem, parse_taint, refused_labels_text, split_labels, taints_with)
 
+FORBIDDEN = 403
 CONFLICT = 409
 NOT_FOUND = 404
+INVALID = 422
+# Where a label of the modules' option comes from when the caller names no source of its own.
+LABELS_OPTION = 'option nodes[].labels'
 # How often the Nodes not registered yet and the validation pods are read again.
 NODE_POLL_SECONDS = 5
 POD_POLL_SECONDS = 3
@@ -38,16 +43,43 @@ class ApiError(Exception):
         self.message = message
 
 
+def _mapping(value):
+    """``value`` when it is a JSON object, else an empty one: an answer of another shape reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
 def _labels(node):
-    return dict(((node or {}).get('metadata') or {}).get('labels') or {})
+    return dict(_mapping(_mapping(_mapping(node).get('metadata')).get('labels')))
 
 
 def _taints(node):
-    return list(((node or {}).get('spec') or {}).get('taints') or [])
+    taints = _mapping(node).get('spec')
+    taints = _mapping(taints).get('taints')
+    return list(taints) if isinstance(taints, list) else []
 
 
 def _resource_version(node):
-    return ((node or {}).get('metadata') or {}).get('resourceVersion')
+    return _mapping(_mapping(node).get('metadata')).get('resourceVersion')
+
+
+def _shape_problem(node):
+    """What keeps the Node ``node`` as the API server answered from being read safely, or None.
+
+    Its taint list is replaced as a whole, so a Node whose metadata, labels, spec or taints are not what
+    Kubernetes sends is not written from a guess: its other taints could be lost."""
+    if not isinstance(node, dict):
+        return 'the answer is a %s, not a Node object' % type(node).__name__
+    metadata, spec = node.get('metadata'), node.get('spec')
+    if not isinstance(metadata, dict):
+        return 'it has no metadata'
+    for what, value, kind in (('metadata.labels', metadata.get('labels'), dict), ('spec', spec, dict),
+                              ('spec.taints', _mapping(spec).get('taints'), list)):
+        if value is not None and not isinstance(value, kind):
+            return '%s is a %s, not a %s' % (what, type(value).__name__, 'list' if kind is list else 'JSON object')
+    for taint in _taints(node):
+        if not isinstance(taint, dict) or not isinstance(taint.get('key'), str):
+            return 'spec.taints holds %r, which is no taint' % (taint,)
+    return None
 
 
 def merged_labels(current, changes):
@@ -64,7 +96,8 @@ def merged_labels(current, changes):
 def node_plan(node, spec):
     """What the Node ``node`` (as read) still needs so that it carries what ``spec`` says.
 
-    ``spec``: ``labels`` (label -> value, None removes it), ``taint`` (the until-validated taint,
+    ``spec``: ``labels`` (label -> value, None removes it; those Kubernetes would refuse are left out and
+    listed in ``refused_labels`` with their source from ``label_sources``), ``taint`` (the until-validated taint,
     ``key=value:Effect``), ``manage_taint``, ``validated_label`` and ``validated_value``: the node is
     validated when that label equals that value (the driver it runs) once the labels are set, and
     carries the taint exactly when it is not. Returns ``label_changes``, ``taints`` (before),
@@ -73,7 +106,8 @@ def node_plan(node, spec):
     carries the resourceVersion it was computed from: the API server refuses it (409) when another
     writer changed the Node meanwhile.
     """
-    changes = label_changes(_labels(node), spec.get('labels') or {})
+    wanted_labels, refused = split_labels(spec.get('labels'), spec.get('label_sources'), LABELS_OPTION)
+    changes = label_changes(_labels(node), wanted_labels)
     labels = merged_labels(_labels(node), changes)
     validated = labels.get(spec.get('validated_label')) == (spec.get('validated_value') or 'true')
     taints = _taints(node)
@@ -87,7 +121,7 @@ def node_plan(node, spec):
         patch.setdefault('metadata', {})['resourceVersion'] = _resource_version(node)
         patch['spec'] = {'taints': wanted}
     return {'label_changes': changes, 'taints': taints, 'wanted_taints': wanted, 'validated': validated,
-            'patch': patch or None}
+            'refused_labels': refused, 'patch': patch or None}
 
 
 def lift_plan(node, validated_label, validated_value, taint):
@@ -144,24 +178,65 @@ def missing_message(spec):
             'nodes`).' % (spec['host'], spec['name'], spec.get('wait_seconds', 0)))
 
 
+def _refused_labels_message(spec, refused, check_mode):
+    return ('%s: k8s_node: Kubernetes refuses %d label(s) of Node %s, which were not sent: %s. Its other labels and '
+            'its taint %s. Fix: correct each where it comes from (a label key is an optional DNS subdomain and "/", '
+            'then 1-63 characters; a value is empty or 1-63 characters; both alphanumeric at the ends, with only '
+            '"-", "_" and "." inside), then run again.'
+            % (spec['host'], len(refused), spec['name'], refused_labels_text(refused),
+               'would be written (check mode)' if check_mode else 'are written'))
+
+
+def _shape_message(spec, problem, doing='k8s_node'):
+    return ('%s: %s: the API server answered Node %s in a shape Kubernetes does not give (%s); nothing was written to '
+            'it. Fix: check that %s names a Kubernetes API server (not a proxy that rewrites answers) and that '
+            '`kubectl get node %s -o yaml` shows a Node, then run again.'
+            % (spec['host'], doing, spec['name'], problem, _where(spec), spec['name']))
+
+
+def _taint_message(spec, error):
+    return ('%s: k8s_node: the until-validated taint %r cannot be used: %s. Nothing was written to Node %s. Fix: set '
+            'npu_ascend_label_domain to a DNS subdomain (the taint is <domain>/unvalidated=true:NoSchedule), or '
+            'pass a taint key[=value]:Effect whose effect is NoSchedule, PreferNoSchedule or NoExecute, then run again.'
+            % (spec['host'], spec.get('taint'), _text(error), spec['name']))
+
+
 def refused_message(spec, error, doing):
+    if error.status == INVALID:
+        return ('%s: %s: the API server refused the content written to Node %s as invalid: %s. Fix: correct the '
+                'labels or the taint it names, then run again.' % (spec['host'], doing, spec['name'], _text(error)))
     if error.status == CONFLICT:
         return ('%s: %s: Node %s changed again while it was being written: the API server refused the write twice with '
                 '409 Conflict, since another writer changed the Node in between. Fix: run again; if it repeats, find '
                 'the other writer of the Node\'s taints (`kubectl get node %s --show-managed-fields -o yaml`).'
                 % (spec['host'], doing, spec['name'], spec['name']))
-    return ('%s: %s: the API server refused to write Node %s: %s. Fix: check that the user of %s may patch Nodes '
-            '(`kubectl auth can-i patch nodes`), then run again.'
-            % (spec['host'], doing, spec['name'], _text(error), _where(spec)))
+    if error.status is None:
+        return ('%s: %s: Node %s could not be written: %s. Fix: check that the API server of %s runs and is reachable '
+                'from the controller, then run again.' % (spec['host'], doing, spec['name'], _text(error), _where(spec)))
+    if error.status == FORBIDDEN:
+        return ('%s: %s: the API server refused to write Node %s: %s. Fix: check that the user of %s may patch Nodes '
+                '(`kubectl auth can-i patch nodes`), then run again.'
+                % (spec['host'], doing, spec['name'], _text(error), _where(spec)))
+    return ('%s: %s: the API server refused to write Node %s: %s. Fix: act on the reason it gives (`kubectl get node '
+            '%s -o yaml` shows the Node as it is), then run again.'
+            % (spec['host'], doing, spec['name'], _text(error), spec['name']))
+
+
+class _ShapeError(Exception):
+    """The Node as answered cannot be read safely (_shape_problem's words)."""
 
 
 def _patch_guarded(api, name, plan_for, first_node, check_mode):
     """Send ``plan_for(node)``'s patch; on a conflict read the Node again and retry once.
 
-    Returns ``(changed, node_after, plan)``; ApiError when the API server refuses twice or otherwise.
+    Returns ``(changed, node_after, plan)``; ApiError when the API server refuses twice or otherwise,
+    _ShapeError when the Node as read has a shape that cannot be written from safely.
     """
     node = first_node
     for attempt in (1, 2):
+        problem = _shape_problem(node)
+        if problem:
+            raise _ShapeError(problem)
         plan = plan_for(node)
         if plan['patch'] is None:
             return False, node, plan
@@ -178,8 +253,25 @@ def _patch_guarded(api, name, plan_for, first_node, check_mode):
     raise AssertionError('unreachable')  # pragma: no cover
 
 
+def _name(item):
+    name = _mapping(_mapping(item).get('metadata')).get('name')
+    return name if isinstance(name, str) else None
+
+
 def _list_by_name(api):
-    return dict((item['metadata']['name'], item) for item in api.list_nodes())
+    # An item without a name cannot be any host's Node: it is passed over, not a reason to stop the fleet.
+    return dict((_name(item), item) for item in api.list_nodes() if _name(item) is not None)
+
+
+def _taint_problem(spec):
+    """Why the spec's taint cannot be used (ValueError's words), or None; no taint managed is none."""
+    if not spec.get('manage_taint', True) or not spec.get('taint'):
+        return None
+    try:
+        parse_taint(spec['taint'])
+    except ValueError as error:
+        return error
+    return None
 
 
 def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.sleep, poll=NODE_POLL_SECONDS):
@@ -188,21 +280,28 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
     Reads every Node in one list; a Node that is not registered yet is waited for (the list read again
     every ``poll`` s) up to its spec's ``wait_seconds``; then each differing Node gets one merge patch
     (labels, and the taint list guarded by its resourceVersion; a conflict is read again and retried
-    once). Returns ``results`` (host -> ``name``, ``changed``, ``failed``, ``msg``, ``validated``,
-    ``label_changes``, ``taints``, ``wanted_taints``, ``listed``), ``resources`` (the Nodes as first
-    read, None when they could not be read) and ``changed``.
+    once). A spec whose taint cannot be used, or whose Node was answered in a shape that cannot be written
+    from safely, fails alone; labels Kubernetes would refuse are left out of the patch (the rest and the
+    taint are written) and fail the host after the write, each named. Returns ``results`` (host ->
+    ``name``, ``changed``, ``failed``, ``msg``, ``refused_labels``, ``validated``, ``label_changes``,
+    ``taints``, ``wanted_taints``, ``listed``), ``resources`` (the Nodes as first read, None when they
+    could not be read) and ``changed``.
     """
     results = {}
+    for spec in specs:
+        problem = _taint_problem(spec)
+        if problem is not None:
+            results[spec['host']] = node_failure(spec, _taint_message(spec, problem))
     try:
         nodes = _list_by_name(api)
     except ApiError as error:
         for spec in specs:
-            results[spec['host']] = node_failure(spec, unread_message(spec, error))
+            results.setdefault(spec['host'], node_failure(spec, unread_message(spec, error)))
         return {'results': results, 'resources': None, 'changed': False}
     resources = list(nodes.values())
     listed = dict((spec['host'], spec['name'] in nodes) for spec in specs)
     start = clock()
-    waiting = [spec for spec in specs if spec['name'] not in nodes]
+    waiting = [spec for spec in specs if spec['name'] not in nodes and spec['host'] not in results]
     while waiting:
         remaining = [start + float(spec.get('wait_seconds') or 0) - clock() for spec in waiting]
         if max(remaining) <= 0:
@@ -228,10 +327,15 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
         except ApiError as error:
             results[spec['host']] = node_failure(spec, refused_message(spec, error, 'k8s_node'))
             continue
+        except _ShapeError as error:
+            results[spec['host']] = node_failure(spec, _shape_message(spec, error))
+            continue
         changed = changed or wrote
-        after = plan if check_mode or not wrote else node_plan(node, spec)
+        after = plan if check_mode or not wrote or _shape_problem(node) else node_plan(node, spec)
+        refused = plan['refused_labels']
         results[spec['host']] = {
-            'host': spec['host'], 'name': spec['name'], 'changed': wrote, 'failed': False, 'msg': '',
+            'host': spec['host'], 'name': spec['name'], 'changed': wrote, 'failed': bool(refused),
+            'msg': _refused_labels_message(spec, refused, check_mode) if refused else '', 'refused_labels': refused,
             'validated': after['validated'], 'label_changes': plan['label_changes'], 'taints': plan['taints'],
             'wanted_taints': plan['wanted_taints'], 'listed': listed[spec['host']],
         }
@@ -240,7 +344,8 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
 
 def node_failure(spec, message):
     return {'host': spec['host'], 'name': spec['name'], 'changed': False, 'failed': True, 'msg': message,
-            'validated': False, 'label_changes': {}, 'taints': [], 'wanted_taints': [], 'listed': False}
+            'refused_labels': [], 'validated': False, 'label_changes': {}, 'taints': [], 'wanted_taints': [],
+            'listed': False}
 
 
 def nodes_diff(results):
@@ -259,11 +364,16 @@ def nodes_diff(results):
 
 def pod_done(pod, success_phases):
     """Whether a validation pod has an answer: it reached a success phase or Failed, or the scheduler refused it."""
-    status = (pod or {}).get('status') or {}
+    status = _mapping(_mapping(pod).get('status'))
     if status.get('phase') in list(success_phases) + ['Failed']:
         return True
     return any(condition.get('type') == 'PodScheduled' and condition.get('status') == 'False'
-               and condition.get('reason') == 'Unschedulable' for condition in status.get('conditions') or [])
+               and condition.get('reason') == 'Unschedulable' for condition in _objects(status.get('conditions')))
+
+
+def _objects(value):
+    """The JSON objects of the list ``value`` (anything else in an answer is passed over)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def pod_report(spec, pod, log=None, log_error=None):
@@ -273,8 +383,8 @@ def pod_report(spec, pod, log=None, log_error=None):
     output), ``log_error`` why it could not be read. The report says what the pod was, its phase, the
     output's problems, the scheduler's reason and each container's state, as the role's message quotes it.
     """
-    status = (pod or {}).get('status') or {}
-    phase = status.get('phase') or ''
+    status = _mapping(_mapping(pod).get('status'))
+    phase = status.get('phase') if isinstance(status.get('phase'), str) else ''
     judge = bool(spec.get('judge_output'))
     problems = []
     verdict_passed = True
@@ -293,15 +403,15 @@ def pod_report(spec, pod, log=None, log_error=None):
         phase or 'gone')
     if judge and problems:
         report += ': ' + '; '.join(problems)
-    scheduled = ([condition for condition in status.get('conditions') or [] if condition.get('type') == 'PodScheduled']
+    scheduled = ([condition for condition in _objects(status.get('conditions')) if condition.get('type') == 'PodScheduled']
                  or [{}])[0]
     if scheduled.get('status') == 'False':
         report += ': not scheduled, %s: %s' % (scheduled.get('reason', ''), scheduled.get('message', ''))
-    for container in status.get('containerStatuses') or []:
-        for state, detail in (container.get('state') or {}).items():
+    for container in _objects(status.get('containerStatuses')):
+        for state, detail in _mapping(container.get('state')).items():
             if state == 'running':
                 continue
-            detail = detail or {}
+            detail = _mapping(detail)
             report += '; container %s %s%s%s' % (
                 container.get('name'), state, (' (%s)' % detail['reason']) if 'reason' in detail else '',
                 (', exit code %s' % detail['exitCode']) if 'exitCode' in detail else '')
@@ -317,7 +427,9 @@ def _pods_by_key(api, namespaces):
     pods = {}
     for namespace in namespaces:
         for pod in api.list_pods(namespace, POD_LABEL_SELECTOR):
-            pods[(namespace, pod['metadata']['name'])] = pod
+            # A pod without a name is none of ours.
+            if _name(pod) is not None:
+                pods[(namespace, _name(pod))] = pod
     return pods
 
 
@@ -335,6 +447,16 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
     (host -> ``name``, ``passed``, ``report``, ``failed``, ``msg``, ``phase``, ``lifted``) and ``changed``.
     """
     results = {}
+    for spec in specs:
+        problem = _taint_problem(dict(spec, manage_taint=True)) or label_problem(spec.get('validated_label'),
+                                                                                 spec.get('validated_value'))
+        if problem is not None:
+            results[spec['host']] = validation_failure(spec, (
+                'validation: the Node cannot be marked validated with %s=%r and the taint %r: %s. No pod was started. '
+                'Fix: the value is the node\'s driver label (npu.ascend.k8s_node writes it from the driver\'s '
+                'version file) and the keys come from npu_ascend_label_domain: correct them, then run again.'
+                % (spec.get('validated_label'), spec.get('validated_value'), spec.get('taint'), _text(problem))))
+    specs = [spec for spec in specs if spec['host'] not in results]
     if check_mode:
         for spec in specs:
             results[spec['host']] = {'host': spec['host'], 'name': spec['name'], 'passed': False, 'failed': False,
@@ -438,6 +560,9 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
         except ApiError as error:
             result['failed'] = True
             result['msg'] = refused_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
+        except _ShapeError as error:
+            result['failed'] = True
+            result['msg'] = _shape_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
     return {'results': results, 'changed': changed}
 
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR
+from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, REQUEST_TIMEOUT
 
 # A host whose kubeconfig or context differs from the module's is read and written with its own.
 NODE_CLUSTER_OPTIONS = dict(kubeconfig=dict(type='path'), context=dict(type='str'))
@@ -26,9 +26,13 @@ def fleet_module(node_options, supports_check_mode):
             nodes=dict(type='list', elements='dict', required=True, options=options),
             kubeconfig=dict(type='path', fallback=(env_fallback, ['K8S_AUTH_KUBECONFIG'])),
             context=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_CONTEXT'])),
+            request_timeout=dict(type='int', default=REQUEST_TIMEOUT),
         ),
         supports_check_mode=supports_check_mode,
     )
     if KUBERNETES_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('kubernetes'), exception=str(KUBERNETES_IMPORT_ERROR))
+    if module.params['request_timeout'] < 1:
+        module.fail_json(msg='request_timeout (k8s_request_timeout in the inventory) must be at least 1 second, not %s'
+                         % module.params['request_timeout'])
     return module

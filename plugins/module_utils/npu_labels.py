@@ -31,9 +31,14 @@ from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_bo
 DEFAULT_DOMAIN = 'npu.ascend'
 
 LABEL_VALUE_MAX = 63
-_LABEL_VALUE = re.compile(r'^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?$')
+DNS_SUBDOMAIN_MAX = 253
+# Kubernetes' own rules (apimachinery validation: IsValidLabelValue, IsQualifiedName, IsDNS1123Subdomain),
+# always matched whole with fullmatch: `$` would also match before a final newline.
+_LABEL_VALUE = re.compile(r'(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?')
 _LABEL_NAME = _LABEL_VALUE
-_DNS_LABEL = re.compile(r'^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$')
+_DNS_LABEL = re.compile(r'[a-z0-9](?:[-a-z0-9]*[a-z0-9])?')
+_LABEL_TEXT = 'alphanumeric at both ends, with only "-", "_" and "." inside'
+TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 _NOT_LABEL_CHARACTER = re.compile(r'[^-A-Za-z0-9_.]+')
 
 # Chip family (as npu.ascend.ascend_facts reports it) -> the value of Huawei's `accelerator`
@@ -63,6 +68,39 @@ CARD_PRODUCTS = frozenset(('Atlas 300T A2', 'Atlas 300I A2'))
 
 WORKER_SELECTOR = 'dls-worker-node'
 
+# Where node_labels takes each label from (its name, without the domain of our own), for a message
+# naming a label Kubernetes would refuse: the probe's fact or the role variable.
+LABEL_SOURCES = {
+    'accelerator': 'ansible_facts.ascend.chip_family',
+    'host-arch': 'ansible_facts.ascend.arch',
+    'accelerator-type': 'k8s_node_accelerator_type, else ansible_facts.ascend (chip_family, npu_count, product) '
+                        'and the npu-smi board id',
+    'server-usage': 'the npu-smi board id (ansible_facts.ascend.npu_smi.boards)',
+    'workerselector': 'k8s_node_worker_selector',
+    'nodeDEnable': 'k8s_node_noded',
+    'chip-family': 'ansible_facts.ascend.chip_family',
+    'chip': 'ansible_facts.ascend.npu_smi.chips[].name',
+    'npu-count': 'ansible_facts.ascend.npu_smi.chips, else ansible_facts.ascend.npu_count',
+    'product': 'ansible_facts.ascend.product',
+    'driver': 'ansible_facts.ascend.installed.driver.version',
+    'firmware': 'ansible_facts.ascend.installed.firmware.version',
+    'cann': 'ansible_facts.ascend.installed.toolkit.version',
+    'ascend-docker-runtime': 'ansible_facts.ascend.installed.docker_runtime.version',
+    'runtime-handler': 'k8s_node_runtime_handler',
+    'fabric': 'ansible_facts.ascend.fabric',
+}
+
+
+def label_sources(labels, domain=DEFAULT_DOMAIN):
+    """Label -> where node_labels took it from (LABEL_SOURCES), for the labels of ``labels`` it knows."""
+    prefix = '%s/' % domain
+    sources = {}
+    for key in labels or {}:
+        name = key[len(prefix):] if key.startswith(prefix) else key
+        if name in LABEL_SOURCES:
+            sources[key] = LABEL_SOURCES[name]
+    return sources
+
 
 def label_value(text):
     """A valid Kubernetes label value made from ``text``, or None when nothing is left.
@@ -80,14 +118,14 @@ def label_value(text):
 
 
 def is_label_value(text):
-    return isinstance(text, str) and len(text) <= LABEL_VALUE_MAX and bool(_LABEL_VALUE.match(text))
+    return isinstance(text, str) and _value_problem(text) is None
 
 
 def _check_domain(domain):
     """The domain prefix of our labels must be a DNS subdomain (lower case, at most 253)."""
     domain = str(domain or '')
     parts = domain.split('.')
-    if not domain or len(domain) > 253 or not all(_DNS_LABEL.match(part) for part in parts):
+    if not domain or len(domain) > DNS_SUBDOMAIN_MAX or not all(_DNS_LABEL.fullmatch(part) for part in parts):
         raise ValueError('label domain %r is not a DNS subdomain (lower-case letters, digits, '
                          '"-" and ".", for example npu.ascend or npu.example.com)' % (domain,))
     return domain
@@ -114,13 +152,80 @@ def label_keys(domain=None):
 
 def _check_label_key(key):
     """``[prefix/]name`` as Kubernetes accepts it; ValueError otherwise."""
-    prefix, separator, name = str(key).rpartition('/')
-    if separator:
-        _check_domain(prefix)
-    if not name or len(name) > LABEL_VALUE_MAX or not _LABEL_NAME.match(name):
-        raise ValueError('label key %r: the name part must be 1-63 characters, alphanumeric at '
-                         'both ends, with "-", "_" and "." inside' % (key,))
+    problem = _key_problem(key)
+    if problem:
+        raise ValueError('label key %r: %s' % (key, problem))
     return key
+
+
+def _key_problem(key):
+    if not isinstance(key, str):
+        return 'a key must be a string, not %s' % type(key).__name__
+    prefix, separator, name = key.rpartition('/')
+    if separator:
+        try:
+            _check_domain(prefix)
+        except ValueError:
+            return ('the prefix before "/" must be a DNS subdomain of at most %d characters (lower-case letters, '
+                    'digits, "-" and ".")' % DNS_SUBDOMAIN_MAX)
+    if not name or len(name) > LABEL_VALUE_MAX or not _LABEL_NAME.fullmatch(name):
+        return 'the name part must be 1-%d characters, %s' % (LABEL_VALUE_MAX, _LABEL_TEXT)
+    return None
+
+
+def label_text(value):
+    """``value`` as the string a label holds: an integer from the inventory (``rack: 12``) is the string
+    Kubernetes stores (``"12"``), so that the next run compares equal; anything else as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def label_problem(key, value):
+    """Why the API server would refuse the label ``key=value`` (None removes it), or None when it takes it.
+
+    Kubernetes' rules, as ``kubectl label`` checks them before sending: the key is an optional DNS
+    subdomain prefix (at most 253 characters) and ``/``, then a name of 1 to 63 characters; the value is
+    empty or up to 63 characters; names and values are alphanumeric at both ends with ``-``, ``_`` and
+    ``.`` inside (no space, ``/``, newline)."""
+    problem = _key_problem(key)
+    if problem:
+        return 'key: ' + problem
+    value = label_text(value)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return 'the value must be a string, not %s (quote it)' % type(value).__name__
+    return _value_problem(value)
+
+
+def _value_problem(value):
+    if len(value) > LABEL_VALUE_MAX:
+        return 'the value has %d characters, at most %d are allowed' % (len(value), LABEL_VALUE_MAX)
+    if not _LABEL_VALUE.fullmatch(value):
+        return 'the value must be empty or %s' % _LABEL_TEXT
+    return None
+
+
+def split_labels(labels, sources=None, default_source='its labels'):
+    """``(good, refused)``: the labels the API server takes (integers as their strings), and one
+    ``{key, value, source, reason}`` for each it would refuse, ``source`` from ``sources`` (key -> where it
+    came from: the inventory variable or the probe's fact) or ``default_source``."""
+    good, refused = {}, []
+    for key, value in (labels or {}).items():
+        problem = label_problem(key, value)
+        if problem:
+            refused.append({'key': key, 'value': value, 'source': (sources or {}).get(key) or default_source,
+                            'reason': problem})
+        else:
+            good[key] = label_text(value)
+    return good, sorted(refused, key=lambda item: str(item['key']))
+
+
+def refused_labels_text(refused):
+    """One clause per refused label: ``key='value' (from source): reason``."""
+    return '; '.join('%s=%r (from %s): %s' % (item['key'], item['value'], item['source'], item['reason'])
+                     for item in refused)
 
 
 def accelerator_type(chip_family, npu_count, board_id=None, product=None):
@@ -268,6 +373,10 @@ def taints_with(current, taint, present=True):
     replaced. Returns the new list, equal to ``current`` when nothing needs to change.
     """
     current = list(current or [])
+    for item in current:
+        if not isinstance(item, dict) or not isinstance(item.get('key'), str):
+            raise ValueError('the taint list holds %r, which is no taint (key, value, effect)' % (item,))
+    _check_taint(taint)
     wanted = {'key': taint['key'], 'effect': taint['effect']}
     if taint.get('value') not in (None, ''):
         wanted['value'] = str(taint['value'])
@@ -280,11 +389,22 @@ def taints_with(current, taint, present=True):
     return kept + [wanted]
 
 
+def _check_taint(taint):
+    """``taint`` (``{key, value?, effect}``) as the API server takes it; ValueError naming what is wrong."""
+    if not isinstance(taint, dict):
+        raise ValueError('a taint is key[=value]:Effect or {key, value, effect}, not %r' % (taint,))
+    if taint.get('effect') not in TAINT_EFFECTS:
+        raise ValueError('taint %r: the effect must be NoSchedule, PreferNoSchedule or NoExecute' % (taint,))
+    problem = label_problem(taint.get('key'), taint.get('value') if taint.get('value') is not None else '')
+    if problem:
+        raise ValueError('taint %r: %s' % (taint, problem.replace('key: ', 'the key: ', 1)))
+
+
 def parse_taint(text):
     """``key[=value]:Effect`` -> ``{'key', 'value'?, 'effect'}``, as kubectl writes taints."""
     text = str(text).strip()
     body, separator, effect = text.rpartition(':')
-    if not separator or effect not in ('NoSchedule', 'PreferNoSchedule', 'NoExecute'):
+    if not separator or effect not in TAINT_EFFECTS:
         raise ValueError('taint %r: expected key[=value]:Effect with Effect NoSchedule, '
                          'PreferNoSchedule or NoExecute' % (text,))
     key, has_value, value = body.partition('=')

@@ -24,9 +24,9 @@ description:
   - A Node is validated when its O(nodes[].validated_label) equals O(nodes[].validated_value) (the driver it runs)
     once the labels are set; it carries the taint O(nodes[].taint) exactly when it is not (with
     O(nodes[].manage_taint)). Other taints are kept.
-  - Never fails for one node - a Node that never appears, an API server that cannot be reached, a patch refused
-    twice; each host gets its own result in RV(hosts) with the message (host, cause, fix), for the host to
-    judge itself.
+  - Never fails for one node - a Node that never appears, an API server that cannot be reached or answers no
+    Node object, a taint that cannot be used, labels Kubernetes would refuse, a patch refused twice; each host
+    gets its own result in RV(hosts) with the message (host, cause, fix), for the host to judge itself.
 options:
   nodes:
     description: What each host's Node should carry.
@@ -43,7 +43,19 @@ options:
         type: str
         required: true
       labels:
-        description: The labels it should carry; a null value removes one.
+        description:
+          - The labels it should carry; a null value removes one; an integer is sent as its string.
+          - A label Kubernetes would refuse (checked as C(kubectl label) does - a key is an optional DNS subdomain
+            prefix of up to 253 characters and C(/), then a name of 1 to 63 characters; a value is empty or up to 63
+            characters; names and values are alphanumeric at both ends with only C(-), C(_) and C(.) inside) is not
+            sent. The other labels and the taint are written, and the host then fails naming each refused label
+            with its value and its source (O(nodes[].label_sources)) in RV(hosts.refused_labels).
+        type: dict
+        default: {}
+      label_sources:
+        description:
+          - Where each label of O(nodes[].labels) comes from (label to the inventory variable or the probe's fact), to
+            name it when Kubernetes would refuse the label. A label not named here is said to come from this option.
         type: dict
         default: {}
       taint:
@@ -85,7 +97,7 @@ attributes:
   platform:
     platforms: posix
 notes:
-  - Requests the API server with the kubernetes client's CoreV1 calls, each with a timeout.
+  - Requests the API server with the kubernetes client's CoreV1 calls, each within O(request_timeout).
 seealso:
   - module: kubernetes.core.k8s
   - plugin: npu.ascend.k8s_taints
@@ -131,6 +143,23 @@ hosts:
     msg:
       description: Why, with the fix; empty when it did not fail.
       type: str
+    refused_labels:
+      description: The labels of O(nodes[].labels) Kubernetes would refuse, which were not sent (the host fails).
+      type: list
+      elements: dict
+      contains:
+        key:
+          description: The label's key.
+          type: str
+        value:
+          description: Its value, as given.
+          type: raw
+        source:
+          description: Where it came from (O(nodes[].label_sources), else the option).
+          type: str
+        reason:
+          description: The rule it breaks.
+          type: str
     validated:
       description: Whether the node is validated for the driver it runs, as its labels now say.
       type: bool
@@ -147,7 +176,7 @@ hosts:
       description: The taints it has now (or would have).
       type: list
   sample:
-    a2-01: {name: a2-01, changed: true, failed: false, msg: '', validated: false, listed: true,
+    a2-01: {name: a2-01, changed: true, failed: false, msg: '', refused_labels: [], validated: false, listed: true,
             label_changes: {npu.ascend/driver: 25.0.rc1.1}, taints: [],
             wanted_taints: [{key: npu.ascend/unvalidated, value: 'true', effect: NoSchedule}]}
 resources:
@@ -171,6 +200,7 @@ NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
     name=dict(type='str', required=True),
     labels=dict(type='dict', default={}),
+    label_sources=dict(type='dict', default={}),
     taint=dict(type='str'),
     manage_taint=dict(type='bool', default=True),
     validated_label=dict(type='str'),
@@ -189,7 +219,7 @@ def run(module, api_for):
     own = (params['kubeconfig'], params['context'])
     for key, members in k8s_fleet.cluster_groups(specs, *own):
         try:
-            api = api_for(*key)
+            api = api_for(*key, request_timeout=params['request_timeout'])
         except k8s_fleet.ApiError as error:
             for spec in members:
                 results[spec['host']] = k8s_fleet.node_failure(spec, k8s_fleet.unread_message(spec, error))

@@ -27,7 +27,8 @@ description:
     O(nodes[].taint) in one merge patch guarded by the Node's C(resourceVersion) (a conflict is read again and
     retried once).
   - Never fails for one node; each host gets its result in RV(hosts) (passed, the report of its pod, the message of
-    a refusal), for the host to judge itself.
+    a refusal), for the host to judge itself. A node whose O(nodes[].taint) cannot be used, or whose
+    O(nodes[].validated_value) Kubernetes would refuse as a label value, fails alone before any pod starts.
 options:
   nodes:
     description: The validation of each host.
@@ -243,7 +244,7 @@ def run(module, api_for):
     results, changed = {}, False
     for key, members in k8s_fleet.cluster_groups(specs, params['kubeconfig'], params['context']):
         try:
-            api = api_for(*key)
+            api = api_for(*key, request_timeout=params['request_timeout'])
         except k8s_fleet.ApiError as error:
             for spec in members:
                 results[spec['host']] = k8s_fleet.validation_failure(

@@ -72,7 +72,7 @@ def resource_labels(domain, resources, current_labels, split_chips=0):
         resources = total
     wanted = {}
     for name, count in sorted((resources or {}).items()):
-        if not _LABEL_NAME.match(LABEL_PREFIX + name):
+        if not _LABEL_NAME.fullmatch(LABEL_PREFIX + name):
             raise ValueError('vNPU resource %r cannot be a label name' % name)
         wanted[prefix + name] = str(int(count))
     if wanted and int(split_chips or 0) > 0:

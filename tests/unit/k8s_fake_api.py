@@ -1,9 +1,12 @@
 # -*- coding: utf-8 -*-
 """An in-memory API server for module_utils/k8s_fleet.py: Nodes with resourceVersions and JSON merge
-patches as the API server applies them (409 on a stale resourceVersion), validation pods whose
-status the test scripts, and a clock that sleeping advances. Every request is recorded."""
+patches as the API server applies them (409 on a stale resourceVersion, 422 for a label or taint it
+refuses), validation pods whose status the test scripts, and a clock that sleeping advances. Every request
+is recorded. And HostileServer, a loopback HTTP API server for the real kubernetes client, answering in
+any shape and at any pace."""
 
 import copy
+import string
 
 from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
 
@@ -26,6 +29,48 @@ def merge_patch(target, patch):
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
+
+
+_INNER = set(string.ascii_letters + string.digits + '-_.')
+_DNS = set(string.ascii_lowercase + string.digits + '-.')
+
+
+def _name_ok(text, limit=63):
+    """Kubernetes' qualified-name part and label value, written out character by character
+    (apimachinery validation.IsQualifiedName, IsValidLabelValue), not with the collection's regex."""
+    if not text or len(text) > limit:
+        return False
+    return text[0].isascii() and text[0].isalnum() and text[-1].isascii() and text[-1].isalnum() and all(
+        character in _INNER for character in text)
+
+
+def label_refusal(key, value):
+    """What the API server says of a label (its 422 reason), or None when it takes it."""
+    if not isinstance(key, str):
+        return 'key %r: not a string' % (key,)
+    parts = key.split('/')
+    if len(parts) > 2:
+        return 'key %r: a qualified name has at most one "/"' % key
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix) > 253 or not set(prefix) <= _DNS or any(
+                not part or not (part[0].isalnum() and part[-1].isalnum()) for part in prefix.split('.')):
+            return 'key %r: prefix must be a DNS-1123 subdomain' % key
+    if not _name_ok(parts[-1]):
+        return 'key %r: name part must be 63 characters or less, alphanumeric at both ends' % key
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return 'value of %s: must be a string' % key
+    if value and not _name_ok(value):
+        return 'value %r of %s: must be 63 characters or less, alphanumeric at both ends' % (value, key)
+    return None
+
+
+def taint_refusal(taint):
+    if not isinstance(taint, dict) or taint.get('effect') not in ('NoSchedule', 'PreferNoSchedule', 'NoExecute'):
+        return 'taint %r: effect must be NoSchedule, PreferNoSchedule or NoExecute' % (taint,)
+    return label_refusal(taint.get('key'), taint.get('value'))
 
 
 class Clock(object):
@@ -101,6 +146,12 @@ class FakeApi(object):
             spec['taints'] = list(spec.get('taints') or []) + [
                 {'key': 'other/race-%d' % self.version, 'effect': 'NoSchedule'}]
             self._bump(name)
+        # As the API server's validation: the whole patch is refused (422) for one bad label or taint.
+        refusals = [label_refusal(key, value) for key, value in ((patch.get('metadata') or {}).get('labels') or {}).items()]
+        refusals += [taint_refusal(taint) for taint in ((patch.get('spec') or {}).get('taints') or [])]
+        refusals = [refusal for refusal in refusals if refusal]
+        if refusals:
+            raise ApiError('422 Unprocessable Entity: Node "%s" is invalid: %s' % (name, refusals[0]), 422)
         wanted = (patch.get('metadata') or {}).get('resourceVersion')
         if wanted is not None and wanted != self.nodes[name]['metadata']['resourceVersion']:
             raise ApiError('409 Conflict: the object has been modified', 409)
@@ -162,3 +213,84 @@ class FakeApi(object):
 
     def count(self, call):
         return len([item for item in self.calls if item[0] == call])
+
+
+# --- a loopback API server for the real kubernetes client: answers of any shape and at any pace -----------------------
+
+class HostileServer(object):
+    """An HTTP server on loopback that answers each request with ``answer(handler)`` (``handler`` is the
+    BaseHTTPRequestHandler, its JSON ``body`` decoded: ``send_json``, ``trickle`` and ``silent`` below), one
+    thread per request, and a kubeconfig naming it (context ``hostile``); ``requests`` records (method, path,
+    content type, body). ``with HostileServer(answer, tmp_path) as server: KubernetesApi(server.kubeconfig, None)``."""
+
+    def __init__(self, answer, tmp_path):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.stop = threading.Event()
+        self.requests = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, *args):
+                pass
+
+            def send_json(self, body, status=200):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def trickle(self, every=0.1):
+                """A 200 whose body never ends: one byte every ``every`` s (each read gets its byte in time)."""
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', '100000000')
+                self.end_headers()
+                self.wfile.write(b'{"kind": "NodeList", "items": [')
+                while not outer.stop.wait(every):
+                    try:
+                        self.wfile.write(b' ')
+                        self.wfile.flush()
+                    except OSError:
+                        return
+
+            def silent(self):
+                """Reads the request and never answers."""
+                outer.stop.wait(600)
+
+            def _any(self):
+                length = int(self.headers.get('Content-Length') or 0)
+                raw = self.rfile.read(length) if length else b''
+                try:
+                    self.body = json.loads(raw) if raw else None
+                except ValueError:
+                    self.body = raw
+                outer.requests.append((self.command, self.path, self.headers.get('Content-Type'), self.body))
+                answer(self)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _any
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.kubeconfig = str(tmp_path / 'hostile-kubeconfig')
+        with open(self.kubeconfig, 'w') as handle:
+            json.dump({
+                'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'hostile',
+                'clusters': [{'name': 'hostile', 'cluster': {'server': 'http://127.0.0.1:%d' % self.server.server_port}}],
+                'contexts': [{'name': 'hostile', 'context': {'cluster': 'hostile', 'user': 'hostile'}}],
+                'users': [{'name': 'hostile', 'user': {'token': 'not-a-secret'}}]}, handle)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()

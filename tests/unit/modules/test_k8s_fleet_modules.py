@@ -4,8 +4,6 @@ mode and diff (against the in-memory API server of k8s_fake_api); and module_uti
 requests as the kubernetes client sends them, to a small HTTP server on loopback."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -13,7 +11,7 @@ from ansible_collections.npu.ascend.plugins.module_utils import k8s_client, k8s_
 from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
 from ansible_collections.npu.ascend.plugins.modules import k8s_fleet_nodes, k8s_fleet_validate
 
-from k8s_fake_api import FakeApi, node
+from k8s_fake_api import FakeApi, HostileServer, node
 
 TAINT = 'npu.ascend/unvalidated=true:NoSchedule'
 OURS = {'key': 'npu.ascend/unvalidated', 'value': 'true', 'effect': 'NoSchedule'}
@@ -24,7 +22,7 @@ def clusters(monkeypatch):
     """(kubeconfig, context) -> FakeApi; a missing one cannot be reached."""
     apis = {}
 
-    def api_for(kubeconfig=None, context=None):
+    def api_for(kubeconfig=None, context=None, request_timeout=None):
         if (kubeconfig, context) not in apis:
             raise ApiError('the kubeconfig cannot be used: Invalid kube-config file. No configuration found.')
         return apis[(kubeconfig, context)]
@@ -109,70 +107,41 @@ def test_a_controller_without_the_kubernetes_library_is_told_what_to_install(run
 
 # --- the real kubernetes client against a loopback HTTP server ------------------------------------------------------
 
-class _Server(BaseHTTPRequestHandler):
-    nodes = {}
-    requests = []
-
-    def log_message(self, *args):
-        pass
-
-    def _answer(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        self.requests.append(('GET', self.path, None, None))
-        if self.path.startswith('/api/v1/nodes/'):
-            name = self.path.rsplit('/', 1)[1]
-            if name in self.nodes:
-                return self._answer(200, self.nodes[name])
-            return self._answer(404, {'kind': 'Status', 'message': 'nodes "%s" not found' % name, 'code': 404})
-        return self._answer(200, {'kind': 'NodeList', 'items': list(self.nodes.values())})
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
-        self.requests.append(('POST', self.path, self.headers['Content-Type'], body))
-        return self._answer(201, body)
-
-    def do_PATCH(self):
-        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
-        self.requests.append(('PATCH', self.path, self.headers['Content-Type'], body))
-        name = self.path.split('?')[0].rsplit('/', 1)[1]
-        if body.get('metadata', {}).get('resourceVersion') not in (None, self.nodes[name]['metadata']['resourceVersion']):
-            return self._answer(409, {'kind': 'Status', 'message': 'the object has been modified', 'code': 409})
-        self.nodes[name]['metadata']['labels'].update(body.get('metadata', {}).get('labels', {}))
-        return self._answer(200, self.nodes[name])
+def _cluster(nodes):
+    """Nodes read, listed and merge-patched (409 on a stale resourceVersion); a POST echoes its body."""
+    def answer(handler):
+        path, body = handler.path.split('?')[0], handler.body
+        if handler.command == 'GET' and path.startswith('/api/v1/nodes/'):
+            name = path.rsplit('/', 1)[1]
+            if name in nodes:
+                return handler.send_json(nodes[name])
+            return handler.send_json({'kind': 'Status', 'message': 'nodes "%s" not found' % name, 'code': 404}, 404)
+        if handler.command == 'GET':
+            return handler.send_json({'kind': 'NodeList', 'items': list(nodes.values())})
+        if handler.command == 'POST':
+            return handler.send_json(body, 201)
+        name = path.rsplit('/', 1)[1]
+        if body.get('metadata', {}).get('resourceVersion') not in (None, nodes[name]['metadata']['resourceVersion']):
+            return handler.send_json({'kind': 'Status', 'message': 'the object has been modified', 'code': 409}, 409)
+        nodes[name]['metadata']['labels'].update(body.get('metadata', {}).get('labels', {}))
+        return handler.send_json(nodes[name])
+    return answer
 
 
 @pytest.fixture
 def api_server(tmp_path):
-    _Server.nodes = {'a': node('a', {'x': 'y'}, version=5)}
-    _Server.requests = []
-    server = HTTPServer(('127.0.0.1', 0), _Server)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    kubeconfig = tmp_path / 'kubeconfig'
-    kubeconfig.write_text(json.dumps({
-        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'loop',
-        'clusters': [{'name': 'loop', 'cluster': {'server': 'http://127.0.0.1:%d' % server.server_port}}],
-        'contexts': [{'name': 'loop', 'context': {'cluster': 'loop', 'user': 'loop'}}],
-        'users': [{'name': 'loop', 'user': {'token': 'not-a-secret'}}]}))
-    yield str(kubeconfig), server.server_port
-    server.shutdown()
+    with HostileServer(_cluster({'a': node('a', {'x': 'y'}, version=5)}), tmp_path) as server:
+        yield server
 
 
 def test_the_client_lists_reads_and_merge_patches_nodes_as_plain_dicts(api_server):
-    api = k8s_client.KubernetesApi(api_server[0], 'loop')
+    api = k8s_client.KubernetesApi(api_server.kubeconfig, 'hostile')
     assert [item['metadata']['name'] for item in api.list_nodes()] == ['a']
     assert api.get_node('a')['metadata']['resourceVersion'] == '5'
     assert api.get_node('missing') is None
     patched = api.patch_node('a', {'metadata': {'labels': {'z': '1'}}})
     assert patched['metadata']['labels'] == {'x': 'y', 'z': '1'}
-    method, path, content_type, body = _Server.requests[-1]
+    method, path, content_type, body = api_server.requests[-1]
     assert (method, content_type, body) == ('PATCH', 'application/merge-patch+json', {'metadata': {'labels': {'z': '1'}}})
     with pytest.raises(ApiError) as raised:
         api.patch_node('a', {'metadata': {'resourceVersion': '4'}, 'spec': {'taints': []}})
@@ -180,11 +149,11 @@ def test_the_client_lists_reads_and_merge_patches_nodes_as_plain_dicts(api_serve
 
 
 def test_the_client_creates_a_pod_whose_quantities_are_numbers(api_server):
-    api = k8s_client.KubernetesApi(api_server[0], 'loop')
+    api = k8s_client.KubernetesApi(api_server.kubeconfig, 'hostile')
     pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p', 'namespace': 'n'},
            'spec': {'containers': [{'name': 'c', 'image': 'i', 'resources': {'limits': {'huawei.com/Ascend910': 1}}}]}}
     api.create_pod(pod)
-    method, path, _content_type, body = _Server.requests[-1]
+    method, path, _content_type, body = api_server.requests[-1]
     assert (method, path.split('?')[0]) == ('POST', '/api/v1/namespaces/n/pods')
     assert body['spec']['containers'][0]['resources'] == {'limits': {'huawei.com/Ascend910': '1'}}
     # The caller's definition is left as it was.
@@ -193,7 +162,7 @@ def test_the_client_creates_a_pod_whose_quantities_are_numbers(api_server):
 
 def test_the_client_says_why_it_cannot_connect(tmp_path, api_server):
     kubeconfig = tmp_path / 'dead'
-    kubeconfig.write_text(open(api_server[0]).read().replace(':%d' % api_server[1], ':9'))
+    kubeconfig.write_text(open(api_server.kubeconfig).read().replace(':%d' % api_server.server.server_port, ':9'))
     api = k8s_client.KubernetesApi(str(kubeconfig), None)
     with pytest.raises(ApiError) as raised:
         api.list_nodes()
