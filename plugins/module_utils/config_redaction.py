@@ -89,6 +89,12 @@ def _is_secret(key):
     return isinstance(key, str) and key.lower() in SECRET_KEYS
 
 
+def _is_auth_table(key):
+    """containerd's ``registry.configs.<host>.auth`` table: its members are walked (the username stays readable);
+    any other credential key holding a table has all of it hidden."""
+    return key.lower() == 'auth'
+
+
 def _is_headers(key):
     return isinstance(key, str) and key.lower() in HEADER_KEYS
 
@@ -129,7 +135,7 @@ class _JsonRedactor(object):
                 colon = self._skip(key_end)
                 value_start = self._skip(colon + 1)
                 is_object = self.text[value_start] == '{'
-                secret = hide or headers or (_is_secret(key) and not is_object)
+                secret = hide or headers or (_is_secret(key) and not (is_object and _is_auth_table(key)))
                 cursor = self._skip(self.value(value_start, secret, _is_headers(key) and is_object,
                                                proxy or _is_proxy(key)))
                 if self.text[cursor] == ',':
@@ -180,7 +186,7 @@ def _toml_walk(container, key, item, proxy=False):
             if _is_headers(child) and isinstance(value, MutableMapping):
                 for header in list(value.keys()):
                     _toml_hide(value, header, value[header])
-            elif _is_secret(child) and not isinstance(value, MutableMapping):
+            elif _is_secret(child) and not (isinstance(value, MutableMapping) and _is_auth_table(child)):
                 _toml_hide(item, child, value)
             else:
                 _toml_walk(item, child, value, proxy or _is_proxy(child))
@@ -198,7 +204,37 @@ def _redact_toml(text):
         raise ValueError('tomlkit is not importable')
     document = tomlkit.parse(text)
     _toml_walk(None, None, document)
-    return tomlkit.dumps(document)
+    return _redact_toml_comments(tomlkit.dumps(document))
+
+
+def _redact_toml_comments(text):
+    """The comments of valid TOML, which the structure does not see: an operator's old password commented out,
+    a header kept for reference, a URL noted beside a line. A comment on the line of a key that looks like a
+    credential or within its value, or in a headers table, goes whole; any other loses what the line-based
+    redaction hides (``# old: password = "..."``, URL userinfo)."""
+    lines = []
+    state = (0, None)
+    in_headers = secret_value = False
+    for line in text.splitlines(True):
+        body = line.rstrip('\r\n')
+        ending = line[len(body):]
+        if not _is_open(state):
+            table = _TABLE.match(body)
+            if table:
+                in_headers = _headers_table(table.group('name'))
+            statement = _LINE.match(body)
+            secret_value = bool(statement) and _suspect_key(statement.group('key'))
+        depth, quote, comment = _scan(body, state)
+        state = (depth, quote)
+        if comment is not None:
+            code, note = body[:comment], body[comment + 1:]
+            if in_headers or secret_value:
+                note = ' ' + REDACTED if note.strip() else note
+            else:
+                note = _redact_lines(note)
+            body = code + '#' + note
+        lines.append(body + ending)
+    return ''.join(lines)
 
 
 def _unescape(body):
@@ -241,8 +277,9 @@ def _headers_table(name):
     return any('\\' in part or _is_headers(part.strip('"\'')) for part in parts)
 
 
-def _open_after(text, state):
-    """Where a value spread over lines stands after ``text``: state is (bracket depth, open string delimiter).
+def _scan(text, state):
+    """Where a value spread over lines stands after ``text``: (bracket depth, open string delimiter, index of the
+    ``#`` that starts a comment or None), from ``state`` (depth, delimiter) at its start.
 
     Brackets count outside strings; basic strings (" and \"\"\") know their escapes, literal ones (' and \'\'\')
     do not; a # outside strings starts a comment. A quote left open at the end of a line stays open (the text
@@ -263,7 +300,7 @@ def _open_after(text, state):
             continue
         char = text[position]
         if char == '#':
-            break
+            return depth, quote, position
         if char in '"\'':
             quote = char * 3 if text.startswith(char * 3, position) else char
             position += len(quote)
@@ -273,7 +310,11 @@ def _open_after(text, state):
         elif char in ']}':
             depth = max(0, depth - 1)
         position += 1
-    return depth, quote
+    return depth, quote, None
+
+
+def _open_after(text, state):
+    return _scan(text, state)[:2]
 
 
 def _is_open(state):

@@ -184,3 +184,43 @@ def test_a_megabyte_config_of_one_long_word_is_redacted_in_linear_time():
     completed = subprocess.run([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                universal_newlines=True, timeout=60, check=False)
     assert completed.returncode == 0, completed.stdout
+
+
+# A config that parses, with credentials where the structure does not look: in comments (an operator's old
+# password commented out, a header kept for reference, a URL noted beside a line) and under a credential key
+# whose value is a table.
+COMMENTED_TOML = '''version = 2
+# password = "commented-out-pw"
+[plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth]
+  username = "robot"
+  # old: password = "old-pw"
+  password = "new-pw"  # was "Basic trailing-note-pw"
+  identitytoken = [
+    # the one before: first-array-note-pw
+    "array-pw",
+  ]
+[plugins."io.containerd.grpc.v1.cri".registry.headers]
+  # X-Registry-Id = "header-note-value"
+  X = "header-value"
+[plugins."io.containerd.grpc.v1.cri".registry.mirrors."d"]
+  endpoint = ["https://m.example"]  # https://u:comment-url-pw@m.example
+[extra]
+  token = {value = "table-valued-pw"}
+  note = "kept"  # kept too
+'''
+COMMENTED_SECRETS = ('commented-out-pw', 'old-pw', 'new-pw', 'trailing-note-pw', 'first-array-note-pw', 'array-pw',
+                     'header-note-value', 'header-value', 'comment-url-pw', 'table-valued-pw')
+
+
+def test_credentials_in_comments_and_under_a_credential_key_holding_a_table_are_hidden():
+    tomlkit.parse(COMMENTED_TOML)  # it parses: the structure decides, and comments are part of the text shown
+    redacted = config_redaction.redact_config_text(COMMENTED_TOML, 'toml')
+    for secret in COMMENTED_SECRETS:
+        assert secret not in redacted, redacted
+    for readable in ('username = "robot"', 'note = "kept"  # kept too', '# https://********@m.example',
+                     'endpoint = ["https://m.example"]'):
+        assert readable in redacted, redacted
+    assert len(redacted.splitlines()) == len(COMMENTED_TOML.splitlines())
+    document = json.loads(config_redaction.redact_config_text('{"password": {"value": "json-table-pw"}, "x": 1}',
+                                                              'json'))
+    assert document == {'password': {'value': config_redaction.REDACTED}, 'x': 1}
