@@ -358,12 +358,13 @@ def _redact_lines(text):
         if match:
             key, value = match.group('key'), match.group('value')
             if in_headers or _suspect_key(key) or _names_a_secret(value):
-                if value:
+                if value and _scan(value, (0, None))[2] != 0:  # a value, not nothing or only a comment
                     state = _open_after(value, (0, None))
                     state = state if _is_open(state) else None
                     body = key + match.group('sep') + hidden
                 else:
                     pending = True
+                    body = _redact_raw(body)
             else:
                 body = _redact_raw(body, _is_proxy(key))
         else:

@@ -24,7 +24,7 @@ tomlkit = pytest.importorskip('tomlkit')
 
 SECRETS = ('aGVhZGVyOnNlY3JldA', 'second-header-line', 'triple-quoted-pw', 'literal-triple-pw', 'inline-table-pw',
            'trace-header-value', 'next-line-pw', 'colon-next-line-pw', 'nested-auth-value', 'compact-auth-value',
-           'escaped-url-pw')
+           'escaped-url-pw', 'comment-then-value-pw')
 # As an appended snippet leaves it: the headers table given a second time, which containerd (and TOML) refuse.
 REFUSED_TOML = r'''version = 2
 [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -42,6 +42,8 @@ triple-quoted-pw
 """
   identitytoken = \'\'\'
 literal-triple-pw\'\'\'
+  auth = # set below
+    "comment-then-value-pw"
 [plugins."io.containerd.grpc.v1.cri".registry.configs]
   "reg2" = { auth = { password = "inline-table-pw" } }
 [plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]
