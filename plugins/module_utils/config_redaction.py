@@ -81,6 +81,17 @@ def redact_url_userinfo(value, proxy=False):
     return bare.sub(lambda match: match.group(1) + REDACTED + '@', value)
 
 
+def _json_string(value):
+    """``value`` as a JSON string; non-ASCII stays readable, unless the value holds a lone surrogate (``"\\ud800"``
+    decodes to one), which UTF-8 cannot carry: then every such character is escaped, as JSON allows."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
 def _is_proxy(key):
     return isinstance(key, str) and 'proxy' in key.lower()
 
@@ -120,7 +131,7 @@ class _JsonRedactor(object):
         else:
             redacted = redact_url_userinfo(value, proxy)
             if redacted != value:
-                self.edits.append((match.start(), match.end(), json.dumps(redacted, ensure_ascii=False)))
+                self.edits.append((match.start(), match.end(), _json_string(redacted)))
         return match.end(), value
 
     def value(self, position, hide=False, headers=False, proxy=False):
@@ -254,7 +265,7 @@ def _redact_raw(text, proxy=False):
     def basic(match):
         value = _unescape(match.group()[1:-1])
         redacted = redact_url_userinfo(value, proxy)
-        return match.group() if redacted == value else json.dumps(redacted, ensure_ascii=False)
+        return match.group() if redacted == value else _json_string(redacted)
 
     def literal(match):
         return "'%s'" % redact_url_userinfo(match.group()[1:-1], proxy)
@@ -370,7 +381,9 @@ def _redact_lines(text):
         else:
             alone = _KEY_ALONE.match(body)
             if alone and (in_headers or _suspect_key(alone.group('key'))):
+                # A key whose value follows (or an array's string that looks like one: its URL is read too).
                 pending = True
+                body = _redact_raw(body)
             elif in_headers or _names_a_secret(body):
                 # No key of its own (an array's element, a string's line): the whole line goes, and what it opens.
                 state = _open_after(body, (0, None))

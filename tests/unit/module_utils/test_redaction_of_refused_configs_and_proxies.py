@@ -12,6 +12,7 @@ after its key, every value of a ``headers`` table whose key names no credential.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -226,3 +227,34 @@ def test_credentials_in_comments_and_under_a_credential_key_holding_a_table_are_
     document = json.loads(config_redaction.redact_config_text('{"password": {"value": "json-table-pw"}, "x": 1}',
                                                               'json'))
     assert document == {'password': {'value': config_redaction.REDACTED}, 'x': 1}
+
+
+@pytest.mark.parametrize('name, text', [
+    ('daemon.json', r'{"registry-mirrors": ["https://u:surrogate-pw@mirror\ud800.example"]}'),
+    ('daemon.json', '{"registry-mirrors": [\n  "https:\\/\\/u:surrogate-pw@mirror\\ud800.example"\n], "debug": tru}'),
+    ('config.toml', 'endpoint = ["https://u:surrogate-pw@mirror\\ud800.example"]\n'),
+])
+def test_a_lone_surrogate_escape_beside_a_credential_is_a_bundle_entry_not_a_traceback(name, text):
+    """JSON reads "\\ud800" as a lone surrogate, which UTF-8 cannot carry: the redacted value was written with it
+    raw and the bundle's encoding crashed the module."""
+    redacted = diagnostics.redact(name, text.encode())
+    assert b'surrogate-pw' not in redacted and b'mirror\\ud800.example' in redacted
+
+
+@settings(max_examples=150, deadline=None)
+@given(password=st.text(alphabet='abcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,;=%@:', min_size=1, max_size=12),
+       escaped=st.lists(st.booleans(), min_size=80, max_size=80), layout=st.sampled_from(['element', 'member']))
+def test_a_url_credential_spelled_with_escapes_in_a_refused_config_is_hidden(password, escaped, layout):
+    """Each character of the URL written as JSON may write it (\\uXXXX, \\/), in a daemon.json that does not parse."""
+    url = 'https://user:Zq9%sZq9@mirror.example/v2' % password
+    spelled = ''.join(('\\u%04x' % ord(char) if char != '/' else '\\/') if escape else char
+                      for char, escape in zip(url, escaped + [False] * len(url)))
+    if layout == 'element':
+        text = '{\n  "registry-mirrors": [\n    "%s"\n  ],\n  "debug": tru\n}\n' % spelled
+    else:
+        text = '{\n  "registry-mirrors": ["%s"],\n  "debug": tru\n}\n' % spelled
+    redacted = diagnostics.redact('daemon.json', text.encode()).decode()
+    # Read as the engine would read it: a password left escaped is still a password.
+    decoded = re.sub(r'\\u([0-9a-fA-F]{4})', lambda match: chr(int(match.group(1), 16)), redacted)
+    assert 'Zq9' not in decoded, redacted
+    assert len(redacted.splitlines()) == len(text.splitlines())
