@@ -332,6 +332,12 @@ def _is_open(state):
     return state[0] > 0 or state[1] is not None
 
 
+def _goes_on(value):
+    """The state of a value that goes on past the line ``value`` starts on, or None when it ends there."""
+    state = _open_after(value, (0, None))
+    return state if _is_open(state) else None
+
+
 def _redact_lines(text):
     """The conservative redaction of text that does not parse: whole values of suspect lines go, with every line
     a value spreads over."""
@@ -354,8 +360,7 @@ def _redact_lines(text):
             value = body.strip().lstrip('=:').strip()
             if value:
                 pending = False
-                state = _open_after(value, (0, None))
-                state = state if _is_open(state) else None
+                state = _goes_on(value)
                 lines.append(indent + hidden + ending)
                 continue
             lines.append(body + ending)
@@ -370,8 +375,7 @@ def _redact_lines(text):
             key, value = match.group('key'), match.group('value')
             if in_headers or _suspect_key(key) or _names_a_secret(value):
                 if value and _scan(value, (0, None))[2] != 0:  # a value, not nothing or only a comment
-                    state = _open_after(value, (0, None))
-                    state = state if _is_open(state) else None
+                    state = _goes_on(value)
                     body = key + match.group('sep') + hidden
                 else:
                     pending = True
@@ -386,8 +390,7 @@ def _redact_lines(text):
                 body = _redact_raw(body)
             elif in_headers or _names_a_secret(body):
                 # No key of its own (an array's element, a string's line): the whole line goes, and what it opens.
-                state = _open_after(body, (0, None))
-                state = state if _is_open(state) else None
+                state = _goes_on(body)
                 body = indent + hidden
             else:
                 body = _redact_raw(body)
