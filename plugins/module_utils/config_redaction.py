@@ -53,9 +53,10 @@ HEADER_KEYS = ('headers', 'header', 'httpheaders')
 # path, query or fragment, as Go's net/url reads it (a password may hold @ and quotes). A scheme starts where a
 # run of scheme characters starts (the lookbehind): trying it at every letter of a long word took quadratic time.
 _URL_USERINFO = re.compile(r'(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)@')
-# userinfo@host with no scheme: a proxy's (any userinfo) or, in any value, a user:password one.
+# userinfo@host with no scheme: a proxy's (any userinfo) or, in any value, a user:password one (but not an image
+# named by tag and digest, busybox:1.36@sha256:<hex>).
 _BARE_PROXY_USERINFO = re.compile(r'\A(\s*)([^/?#\s]*)@')
-_BARE_USERINFO = re.compile(r'\A(\s*)([^/?#\s:@]*:[^/?#\s]*)@')
+_BARE_USERINFO = re.compile(r'\A(\s*)([^/?#\s:@]*:[^/?#\s]*)@(?!sha\d+:[0-9a-fA-F]{32,})')
 _WHITESPACE = ' \t\n\r'
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _JSON_SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null')

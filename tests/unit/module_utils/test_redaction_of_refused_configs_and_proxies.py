@@ -122,7 +122,8 @@ def test_userinfo_is_cut_where_go_cuts_it():
     assert redact('u:pw@proxy:3128') == '********@proxy:3128'
     assert redact('u@proxy:3128', proxy=True) == '********@proxy:3128'
     # Not credentials: an image digest, a registry path, a plain address.
-    for value in ('registry.example:5000/pause@sha256:abc', 'pause@sha256:abc', 'u@proxy:3128', 'proxy:3128'):
+    for value in ('registry.example:5000/pause@sha256:abc', 'pause@sha256:abc', 'u@proxy:3128', 'proxy:3128',
+                  'busybox:1.36@sha256:' + 'a' * 64):
         assert redact(value) == value
 
 
