@@ -25,8 +25,8 @@ description:
     task ends, and within a long task at most once per O(progress_interval) seconds, so the number of lines
     grows with the tasks and the time taken, not with the number of hosts.
   - Each failure and each unreachable host is printed when it happens, with the host, the task and the task's
-    message as it is (the collection's messages name the host, the cause and the fix), cut at
-    O(message_limit) characters; never the whole result or a traceback. Failures of tasks with
+    message as it is (the collection's messages name the host, the cause and the fix), its further lines
+    indented, cut at O(message_limit) characters; never the whole result or a traceback. Failures of tasks with
     C(ignore_errors) and hosts unreachable in tasks with C(ignore_unreachable) are counted, not printed.
   - The messages of tasks that run once for the whole play (C(run_once) debug and assert tasks, such as the
     playbooks' fleet summaries) are printed; per-host debug output is not.
@@ -34,6 +34,10 @@ description:
     or were unreachable first, then the run's outcome when the playbook published C(npu_ascend_outcome) with
     M(ansible.builtin.set_stats) (the playbooks of this collection do when a node stopped) - the stopped
     nodes and the command that retries only them.
+  - Nothing printed acts on the terminal. Names (hosts, plays, tasks, loop items, the outcome's hosts and retry
+    command) stay on one line and show each control character escaped (C(\x1b)); messages keep their text, line
+    breaks and tabs and lose escape sequences and other control characters (C0 and C1 controls, DEL, bidi
+    overrides, zero-width characters).
   - Colours follow Ansible's settings (off when the output is not a terminal, unless E(ANSIBLE_FORCE_COLOR) is set).
   - For C(ansible-playbook) on a controller. AWX records job events through a stdout callback of its own; keep
     that one there.
@@ -64,6 +68,7 @@ options:
         key: message_limit
 '''
 
+import dataclasses
 import re
 import shutil
 import sys
@@ -73,16 +78,49 @@ from ansible import constants as C
 from ansible.errors import AnsibleError
 from ansible.plugins.callback import CallbackBase
 
-# Terminal control sequences (CSI and OSC) and the other C0 control characters a task's output may carry;
-# printed messages keep only their text, tabs and line breaks.
-_CONTROL = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b|[\x00-\x08\x0b-\x1f\x7f]')
+# What a name, a task, a message or a retry command may carry that a terminal would act on instead of showing:
+# escape sequences (CSI, OSC such as a window title or a clipboard write, DCS/SOS/PM/APC strings, two-byte ESC
+# sequences) in their 7-bit and 8-bit (C1) forms, and single characters - C0 and C1 controls, DEL, and the
+# invisible ones that reorder or hide text (bidi overrides and isolates, zero-width characters, line and
+# paragraph separators, the byte order mark).
+_SEQUENCE = re.compile(r'(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]'
+                       r'|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?'
+                       r'|\x1b[ -/]*[0-~]')
+_CONTROL = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]')
 _ONCE_MESSAGE_ACTIONS = frozenset(('debug', 'assert'))
 _TABLE_COLUMNS = ('ok', 'changed', 'failed', 'unreachable', 'skipped')
 _REDRAW = '\r\x1b[K'
+_CONTINUATION = '    '
 
 
-def _plain(text):
-    return _CONTROL.sub('', text.replace('\r\n', '\n'))
+def _shown(text, lines=False):
+    r"""``text`` as it may reach the terminal; the one filter of every string this callback prints.
+
+    A name (host, play, task, loop item, the outcome's hosts and retry command) stays on one line and shows each
+    control character escaped (``\x1b``, ``\n``, ``\u202e``), so that it cannot act on the terminal, forge a line,
+    or pass for another name. A message (``lines``) keeps its text, tabs and line breaks and loses the rest: the
+    colour codes of a tool's output, and any other sequence or control character. Printable non-ASCII stays.
+    """
+    text = ('%s' % text).replace('\r\n', '\n')
+    if lines:
+        return _CONTROL.sub(lambda match: match.group() if match.group() in '\n\t' else '', _SEQUENCE.sub('', text))
+    return _CONTROL.sub(lambda match: ascii(match.group())[1:-1], text)
+
+
+def _shown_event(event):
+    """A warning's or deprecation's event (ansible-core's dataclass) with every text of it, and of the events it
+    chains to, through ``_shown``: a module's warning is text the node wrote."""
+    changes = {}
+    for field in ('msg', 'help_text', 'formatted_source_context', 'formatted_traceback'):
+        value = getattr(event, field, None)
+        if isinstance(value, str):
+            changes[field] = _shown(value, lines=True)
+    chain = getattr(event, 'chain', None)
+    if chain is not None and getattr(chain, 'event', None) is not None:
+        changes['chain'] = dataclasses.replace(chain, event=_shown_event(chain.event))
+    if getattr(event, 'events', None):
+        changes['events'] = tuple(_shown_event(child) for child in event.events)
+    return dataclasses.replace(event, **changes)
 
 
 def _short_action(action):
@@ -252,7 +290,7 @@ class CallbackModule(CallbackBase):
             parts = ['rc=%s' % result['rc']] if result.get('rc') not in (None, '') else []
             text = ': '.join(parts + ([output] if output else [])) or (
                 'the task failed without a message (the default callback with -v shows its result)')
-        text = _plain(text).strip()
+        text = _shown(text, lines=True).strip()
         limit = int(self.get_option('message_limit'))
         if limit > 0 and len(text) > limit:
             text = '%s ... (%d more characters cut; the default callback shows the whole message)' % (
@@ -260,9 +298,12 @@ class CallbackModule(CallbackBase):
         return text
 
     def _print_problem(self, label, result, color, item=None):
-        task = _plain(result.task_name or '')
-        where = '%s | %s%s' % (result.host.get_name(), task, (' | item %s' % item) if item is not None else '')
-        self._write('%s %s | %s' % (label, where, self._message(result.result)), color=color)
+        where = '%s | %s%s' % (_shown(result.host.get_name()), _shown(result.task_name or ''),
+                               (' | item %s' % _shown(item)) if item is not None else '')
+        # The message is the node's text: its further lines are indented, so that none of them can pass for a
+        # line of the callback's own (OUTCOME, Retry only these nodes, FAILED).
+        message = self._message(result.result).replace('\n', '\n' + _CONTINUATION)
+        self._write('%s %s | %s' % (label, where, message), color=color)
 
     # Plays and tasks.
 
@@ -299,7 +340,7 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_play_start(self, play):
         self._end_play()
-        name = _plain(play.get_name().strip()) or 'play'
+        name = _shown(play.get_name().strip()) or 'play'
         self._play = _PlayProgress(name, self._play_hosts(play))
         self._last_line_at = self._clock()
         self._display.display('PLAY [%s] %d hosts' % (name, len(self._play.hosts)), color=C.COLOR_HIGHLIGHT)
@@ -314,7 +355,7 @@ class CallbackModule(CallbackBase):
         if self._play is None:
             return
         self._end_task()
-        self._play.start_task(_plain(task.get_name().strip()), bool(getattr(task, 'run_once', False)))
+        self._play.start_task(_shown(task.get_name().strip()), bool(getattr(task, 'run_once', False)))
         self._last_line_at = self._clock()
         if self._on_terminal():
             self._redraw()
@@ -331,6 +372,14 @@ class CallbackModule(CallbackBase):
         if self._play is not None:
             self._play.report(result.host.get_name(), state)
             self._progress()
+
+    def _handle_warnings(self, res):
+        """The task's warnings and deprecations, shown as the base class shows them, their texts filtered."""
+        current = self._current_task_result
+        for key, show in (('warnings', '_warning'), ('deprecations', '_deprecated')):
+            if res.pop(key, None) and current is not None:
+                for summary in getattr(current, key) or ():
+                    getattr(self._display, show)(dataclasses.replace(summary, event=_shown_event(summary.event)))
 
     def v2_runner_on_ok(self, result):
         self._handle_warnings(result.result)
@@ -361,7 +410,7 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_item_on_failed(self, result):
         if not result.task_fields.get('ignore_errors'):
-            self._print_problem('FAILED', result, C.COLOR_ERROR, item=_plain('%s' % self._get_item_label(result.result)))
+            self._print_problem('FAILED', result, C.COLOR_ERROR, item=self._get_item_label(result.result))
 
     # The end of the run.
 
@@ -376,10 +425,12 @@ class CallbackModule(CallbackBase):
         outcome = (stats.custom.get('_run') or {}).get('npu_ascend_outcome') if stats.custom else None
         if isinstance(outcome, dict):
             stopped = outcome.get('retry_hosts') or []
-            self._display.display('OUTCOME: %d stopped: %s' % (len(stopped), ', '.join('%s' % host for host in stopped)),
+            if not isinstance(stopped, (list, tuple)):
+                stopped = [stopped]
+            self._display.display('OUTCOME: %d stopped: %s' % (len(stopped), ', '.join(_shown(host) for host in stopped)),
                                   color=C.COLOR_ERROR if stopped else C.COLOR_OK)
             if outcome.get('retry_command'):
-                self._display.display('Retry only these nodes: %s' % outcome['retry_command'])
+                self._display.display('Retry only these nodes: %s' % _shown(outcome['retry_command']))
 
     def _table(self, stats, hosts):
         rows = []
@@ -388,9 +439,9 @@ class CallbackModule(CallbackBase):
             values = [summary.get('ok', 0), summary.get('changed', 0), summary.get('failures', 0),
                       summary.get('unreachable', 0), summary.get('skipped', 0)]
             stopped = bool(values[2] or values[3])
-            rows.append((not stopped, host, values))
+            rows.append((not stopped, _shown(host), values))
         rows.sort(key=lambda row: (row[0], row[1]))
-        width = max(len('HOST'), max(len(host) for host in hosts))
+        width = max(len('HOST'), max(len(row[1]) for row in rows))
         self._display.display('HOST'.ljust(width) + ''.join('  %11s' % column.upper() for column in _TABLE_COLUMNS))
         for finished, host, values in rows:
             self._display.display(host.ljust(width) + ''.join('  %11d' % value for value in values),

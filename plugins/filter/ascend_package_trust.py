@@ -36,15 +36,18 @@ def ascend_file_name_problem(name):
     return file_name_problem(name)
 
 
-def ascend_sha256sums(text):
-    """sha256sum-format text -> {file name: sha256}."""
-    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import parse_sha256sums
+def ascend_sha256sums(text, source='the checksum file'):
+    """sha256sum-format text -> {file name: sha256}; a file naming one package with two sha256 is refused."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import ChecksumFileError, parse_sha256sums
     if text is None:
         return {}
     if not isinstance(text, (str, bytes)):
         raise AnsibleFilterError('ascend_sha256sums: expected the text of a checksum file, got %s'
                                  % type(text).__name__)
-    return parse_sha256sums(text)
+    try:
+        return parse_sha256sums(text, '%s' % source)
+    except ChecksumFileError as error:
+        raise AnsibleFilterError('%s' % error)
 
 
 class FilterModule:

@@ -17,6 +17,8 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 SHA256_LINE = re.compile(r'^\s*([0-9a-fA-F]{64})\s+[*]?(\S+)\s*$')
+# The BSD tag format, which ``sha256sum --tag`` writes and ``sha256sum --check`` reads: SHA256 (<name>) = <64 hex>.
+SHA256_TAG_LINE = re.compile(r'^\s*SHA256 \((.+)\) ?= ?([0-9a-fA-F]{64})\s*$')
 # Huawei's package names use letters, digits, '.', '_' and '-' only; '+' is allowed for
 # hand-made rebuilds. Anything else (a slash, a blank, a quote, a control character) is not a
 # plain file name and could point outside the staging directory or into an installer's argv.
@@ -48,22 +50,46 @@ def file_name_problem(name):
     return ''
 
 
-def parse_sha256sums(text):
-    """``sha256sum`` output (as Huawei and ``sha256sum`` write it) -> {file name: lower-case hex}.
+class ChecksumFileError(ValueError):
+    """A checksum file that cannot be trusted as a whole; the text is the message (cause and fix)."""
 
-    Names are reduced to their last path part (a list made with ``sha256sum dir/*``); lines that
-    are not ``<64 hex> <name>`` are ignored, as ``sha256sum --check`` does with ``--warn`` off.
+
+def parse_sha256sums(text, source='the checksum file'):
+    """A checksum file -> {file name: lower-case hex}.
+
+    Reads both formats ``sha256sum --check`` reads: ``<64 hex>  <name>`` (``*`` before the name in
+    binary mode), as Huawei and ``sha256sum`` write it, and the BSD tag format ``SHA256 (<name>) =
+    <64 hex>`` (``sha256sum --tag``). Names are reduced to their last path part (a list made with
+    ``sha256sum dir/*``); other lines are ignored, as ``sha256sum --check`` does with ``--warn`` off.
+
+    A file that gives one name two different checksums is refused (ChecksumFileError naming
+    ``source``, the file and both lines): ``sha256sum --check`` fails it, and taking either line
+    would let the last one written decide what runs as root.
     """
     sums = {}
     if not text:
         return sums
     if isinstance(text, bytes):
         text = text.decode('utf-8', 'replace')
-    for line in str(text).splitlines():
+    seen = {}
+    for number, line in enumerate(str(text).lstrip('\ufeff').splitlines(), 1):
         match = SHA256_LINE.match(line)
         if match:
-            name = match.group(2).rsplit('/', 1)[-1]
-            sums[name] = match.group(1).lower()
+            digest, name = match.group(1), match.group(2)
+        else:
+            match = SHA256_TAG_LINE.match(line)
+            if not match:
+                continue
+            name, digest = match.group(1), match.group(2)
+        name, digest = name.rsplit('/', 1)[-1], digest.lower()
+        if name in sums and sums[name] != digest:
+            raise ChecksumFileError(
+                '%s gives %s two different sha256: line %d has %s, line %d has %s (sha256sum --check fails such a '
+                'file, and either line may be the forged one). Fix: keep only the line with the sha256 Huawei '
+                'publishes for that file (download the checksum list again from Huawei)'
+                % (source, ascii(name), seen[name], sums[name], number, digest))
+        sums[name] = digest
+        seen.setdefault(name, number)
     return sums
 
 

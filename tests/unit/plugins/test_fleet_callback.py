@@ -208,7 +208,7 @@ def test_a_message_keeps_its_lines_and_loses_terminal_codes():
     run.play('Install')
     run.task('Check')
     run.result('node-1', 'failed', msg='\x1b[31mnode-1: two problems\x1b[0m\r\nsecond line\x07')
-    assert 'FAILED node-1 | Check | node-1: two problems\nsecond line\n' in run.screen.text
+    assert 'FAILED node-1 | Check | node-1: two problems\n    second line\n' in run.screen.text
     assert '\x1b' not in run.screen.text and '\r' not in run.screen.text and '\x07' not in run.screen.text
 
 

@@ -159,3 +159,20 @@ def test_a_source_dir_that_does_not_exist_is_named_as_such(mirror):
     rc, out = run(mirror, {'packages_source_dir': str(mirror['tmp'] / 'a-file')})
     assert rc == 0, out
     assert 'a-file is not a directory on the controller' in out, out
+
+
+def test_a_mirror_list_giving_the_package_a_second_sha256_stops_the_run_naming_both(mirror):
+    """Issue 40, class 5: a line appended to the mirror's SHA256SUMS no longer decides what runs as root."""
+    sums = mirror['tmp'] / 'mirror' / 'SHA256SUMS'
+    sums.write_text(sums.read_text() + '%s  %s\n' % ('f' * 64, TOOLKIT))
+    rc, out = run(mirror, {'packages_mirror_url': mirror['url'], 'packages_mirror_allow_insecure': 'true'})
+    assert rc != 0 and 'RESOLVED' not in out, out
+    assert "%s/SHA256SUMS gives '%s' two different sha256: line 1 has %s, line 2 has %s" % (
+        mirror['url'], TOOLKIT, mirror['sha256'], 'f' * 64) in out, out
+
+
+def test_a_mirror_list_in_the_bsd_tag_format_is_read(mirror):
+    (mirror['tmp'] / 'mirror' / 'SHA256SUMS').write_text('SHA256 (%s) = %s\n' % (TOOLKIT, mirror['sha256']))
+    rc, out = run(mirror, {'packages_mirror_url': mirror['url'], 'packages_mirror_allow_insecure': 'true'})
+    assert rc == 0, out
+    assert "RESOLVED [''] ['%s']" % mirror['sha256'] in out, out
