@@ -21,6 +21,12 @@ options:
   context:
     description: Context of the kubeconfig. Unset - C(K8S_AUTH_CONTEXT), else the current context.
     type: str
+attributes:
+  action_group:
+    description: Use C(group/npu.ascend.k8s_fleet) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - npu.ascend.k8s_fleet
 requirements:
   - kubernetes (Python library on the controller, as kubernetes.core needs)
 '''
