@@ -30,6 +30,12 @@ options:
       - The roles pass the inventory variable C(k8s_request_timeout).
     type: int
     default: 60
+attributes:
+  action_group:
+    description: Use C(group/npu.ascend.k8s_fleet) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - npu.ascend.k8s_fleet
 requirements:
   - kubernetes (Python library on the controller, as kubernetes.core needs)
 '''

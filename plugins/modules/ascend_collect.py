@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: ascend_collect
 short_description: Write a diagnostics bundle of an Ascend NPU node for a support case
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Gathers what a support case about an NPU node asks for into one gzip-compressed tar archive at O(dest) on the node,

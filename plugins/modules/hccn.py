@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: hccn
 short_description: Set the RoCE address, gateway and detect address of Huawei Ascend NPUs with hccn_tool
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Reads each given NPU's address, netmask, gateway and detect address with C(hccn_tool -g), sets only what

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: hccn_info
 short_description: Read the RoCE port of every Huawei Ascend NPU with hccn_tool
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Runs C(hccn_tool -i N ... -g) for every NPU of a training server and returns its address, netmask, gateway,

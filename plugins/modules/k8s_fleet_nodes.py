@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: k8s_fleet_nodes
 short_description: Label and taint the Node objects of many hosts in one step, each judged on its own
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Runs on the controller (C(delegate_to localhost), C(run_once)) for the hosts of a play; the

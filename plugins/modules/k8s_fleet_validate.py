@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: k8s_fleet_validate
 short_description: Run the validation pods of many NPU nodes at once and lift the taint of those that pass
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Runs on the controller (C(delegate_to localhost), C(run_once)); the P(npu.ascend.validate#role) role calls it once

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: npu_vnpu
 short_description: Split one Huawei Ascend NPU chip into static vNPUs with npu-smi
-version_added: 1.1.0
+version_added: 1.0.0
 author: npu.ascend maintainers (@npu-ascend)
 description:
   - Makes the static vNPUs of one chip what O(vnpus) lists, with C(npu-smi set -t create-vnpu) and

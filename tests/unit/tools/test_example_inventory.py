@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 """inventories/example and the README's inventory snippet give every variable the playbooks'
 roles require, read the way Ansible reads them (group_vars, model groups, inline vars); the
-molecule scenario `example` then runs the example for real."""
+molecule scenario `example` then runs the example for real. npu.ascend.bundle, which needs no
+server, runs here on the example as it is."""
 
+import hashlib
 import os
 import re
 
@@ -11,6 +13,7 @@ import yaml
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.vars.manager import VariableManager
+from conftest import run_playbook
 from playbook_roles import playbook_roles
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -76,6 +79,56 @@ def test_example_sets_the_npu_count_per_server_model_not_per_host():
     assert not os.path.isdir(os.path.join(EXAMPLE, 'host_vars')) or not os.listdir(os.path.join(EXAMPLE, 'host_vars'))
 
 
+def test_example_declares_chip_and_architecture_per_server_model():
+    # What npu.ascend.bundle names the package files by before any server is reached.
+    host_vars, inventory = _host_vars(EXAMPLE)
+    for model in MODEL_NPU_COUNTS:
+        declared = _load_yaml(os.path.join(EXAMPLE, 'group_vars', model + '.yml'))
+        assert declared.get('npu_ascend_chip') and declared.get('npu_ascend_arch') in ('x86_64', 'aarch64'), model
+        for host in inventory.get_hosts(model):
+            assert host_vars[host.name]['npu_ascend_arch'] == declared['npu_ascend_arch'], host.name
+
+
+def _stand_in_packages(directory, names):
+    """A file per name and a SHA256SUMS over them, as `sha256sum *.run > SHA256SUMS` writes it."""
+    sums = []
+    for name in names:
+        path = directory / name
+        path.write_bytes(b'#!/bin/sh\n# stand-in for ' + name.encode() + b'\n')
+        sums.append('%s  %s' % (hashlib.sha256(path.read_bytes()).hexdigest(), name))
+    (directory / 'SHA256SUMS').write_text('\n'.join(sums) + '\n')
+
+
+def test_the_bundle_check_runs_on_the_example_as_it_is(tmp_path):
+    """README: npu.ascend.bundle names and checks the package files before the servers are reachable
+    (the example's hosts are documentation addresses, reached by nothing here). Only the package
+    directory differs: the example's /srv/ascend/packages is the user's, a temporary one stands in."""
+    host_vars, _inventory = _host_vars(EXAMPLE)
+    packages = tmp_path / 'packages'
+    packages.mkdir()
+    listing = tmp_path / 'needed.txt'
+    arguments = ['-i', EXAMPLE, 'npu.ascend.bundle', '-e', 'packages_source_dir=%s' % packages,
+                 '-e', 'packages_bundle_list_file=%s' % listing]
+    # An empty directory: every node's files are named (its chip and architecture are declared),
+    # and each is missing.
+    rc, out = run_playbook(arguments)
+    assert rc != 0, out
+    assert 'cannot be named' not in out, out
+    names = listing.read_text().split()
+    for host, values in host_vars.items():
+        driver = 'Ascend-hdk-%s-npu-driver_%s_linux-%s.run' % (
+            values['npu_ascend_chip'], values['hdk_driver_version'], values['npu_ascend_arch'].replace('_', '-'))
+        assert driver in names, (host, names)
+        assert 'FAIL %s (driver %s, for %s): not found in %s' % (driver, values['hdk_driver_version'], host, packages) in out
+    # The files as downloaded, with their checksums: every node passes.
+    _stand_in_packages(packages, names)
+    rc, out = run_playbook(arguments)
+    assert rc == 0, out
+    assert 'FAIL' not in out
+    for host in host_vars:
+        assert '%s : ok=' % host in out and 'failed=0' in out.split('%s : ok=' % host)[1][:80], out
+
+
 def test_example_points_the_kubernetes_playbook_at_a_kubeconfig():
     host_vars, _inventory = _host_vars(EXAMPLE)
     assert all(values.get('k8s_kubeconfig') for values in host_vars.values())
@@ -106,3 +159,5 @@ def test_readme_snippet_sets_every_required_variable(readme_inventory):
     host_vars, _inventory = _host_vars(readme_inventory)
     assert host_vars
     assert _missing(host_vars, _required_by_playbooks()) == {}
+    # ... and what npu.ascend.bundle, the step before the servers are reachable, names the files by.
+    assert all(values.get('npu_ascend_chip') and values.get('npu_ascend_arch') for values in host_vars.values())
