@@ -120,7 +120,7 @@ def test_the_modules_document_their_group():
     # The modules of the group document it through the fragment that documents the options it sets.
     fragment = _documentation(os.path.join(PLUGINS, 'doc_fragments', 'k8s_fleet.py'))
     assert fragment['attributes']['action_group']['membership'] == ['npu.ascend.k8s_fleet']
-    assert set(fragment['options']) == {'kubeconfig', 'context'}
+    assert set(fragment['options']) == {'kubeconfig', 'context', 'request_timeout'}
 
 
 PLAY = '''
