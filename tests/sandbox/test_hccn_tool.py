@@ -75,9 +75,16 @@ def test_installed_where_huawei_puts_it(fabric):
     assert first.exec(["stat", "-c", "%U:%G %a", "/etc/hccn.conf"]).stdout.strip() == "root:root 640"
 
 
-def test_unset_npu_reads_as_zero_and_init(fabric):
+def test_a_fresh_npu_answers_as_a_real_one(fabric):
+    # A real 910B3 on driver 25.5.1 (docs/hccn.md): no address and no gateway, each an error with exit code 2.
     first = fabric[0]
-    assert hccn.parse_ip(first.hccn("-i", "0", "-ip", "-g")) == {"address": None, "netmask": None}
+    answer = first.hccn("-i", "0", "-ip", "-g", expect=2)
+    assert answer == "Get ipconf failed, because no ip was preset there!\n"
+    assert hccn.parse_ip(answer) == {"address": None, "netmask": None}
+    answer = first.hccn("-i", "0", "-gateway", "-g", expect=2)
+    assert answer == "Get gateway failed, because no gateway was preset there!\n"
+    assert hccn.parse_gateway(answer) is None
+    assert hccn.parse_netdetect(first.hccn("-i", "0", "-netdetect", "-g")) is None
     assert hccn.parse_net_health(first.hccn("-i", "0", "-net_health", "-g")) == "Init"
     assert hccn.parse_link(first.hccn("-i", "0", "-link", "-g")) == "UP"
 

@@ -13,11 +13,19 @@ each node's faults, written by the host) and ``state/<node>.json`` (each node's 
 written by that node's hccn_tool). A ping and a net health read of one node therefore depend on
 the other nodes' configuration.
 
-Not backed by a public transcript, so chosen by us (sandbox/README.md, "hccn_tool"): the messages
-of a refusal and their exit code 1, ``Cmd executed successfully!`` after every set (seen after
-``-tls -s``), an unset address printed as 0.0.0.0, no line per lost ping packet, the net health
-of a detect address that does not answer (``Receive timeout``) or is outside the subnet
-(``Unreachable``), and that pings to an address two nodes hold are answered by neither.
+A fresh NPU has no address, gateway or detect address, as on a real server: ``-ip -g`` prints
+``Get ipconf failed, because no ip was preset there!`` and ``-gateway -g`` ``Get gateway failed,
+because no gateway was preset there!``, each with exit code 2 (a 910B3 on driver 25.5.1, MindIE's
+multi-node guide; the strings are in the driver source's error table).
+
+Not backed by a public transcript, so chosen by us (sandbox/README.md, "hccn_tool";
+docs/huawei-sources.md, "Outputs no public capture confirms"): the messages of a refusal and their
+exit code 1, ``Cmd executed successfully!`` after every set (seen after ``-tls -s``), the exit code
+2 of the "no ip was preset" error, an unset detect address printed as ``netdetect addr: 0.0.0.0``,
+``-gateway -g`` as ``default gateway:<G>, Iface:eth<N>``, ``lldp info is not available.`` without
+a link, no line per lost ping packet, the net health of a detect address that does not answer
+(``Receive timeout``) or is outside the subnet (``Unreachable``), and that pings to an address two
+nodes hold are answered by neither.
 """
 
 import ipaddress
@@ -38,6 +46,10 @@ RESERVED = [ipaddress.ip_network("192.168.1.0/24"), ipaddress.ip_network("192.16
 RESERVED_A1 = [ipaddress.ip_network("192.168.%d.0/24" % third) for third in (3, 4, 5)]
 CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 DONE = "Cmd executed successfully!"
+# What -g prints for a value never set (the driver source's error table), and its exit code.
+NO_IP = "Get ipconf failed, because no ip was preset there!"
+NO_GATEWAY = "Get gateway failed, because no gateway was preset there!"
+NOT_PRESET_EXIT = 2
 PING_COUNT = 3
 
 
@@ -312,11 +324,15 @@ def run(argv):
         return DONE
     if mode == "-g":
         if command == "-ip":
-            return "ipaddr:%s\nnetmask:%s" % (show_address(values.get("address")), show_address(values.get("netmask")))
+            if not values.get("address"):
+                raise HccnFailure(NO_IP, NOT_PRESET_EXIT)
+            return "ipaddr:%s\nnetmask:%s" % (values["address"], show_address(values.get("netmask")))
         if command == "-netdetect":
             return "netdetect addr: %s" % show_address(values.get("netdetect"))
         if command == "-gateway":
-            return "default gateway:%s, Iface:eth%d" % (show_address(values.get("gateway")), npu)
+            if not values.get("gateway"):
+                raise HccnFailure(NO_GATEWAY, NOT_PRESET_EXIT)
+            return "default gateway:%s, Iface:eth%d" % (values["gateway"], npu)
         if command == "-link":
             return "link status: %s" % ("UP" if link_up(node_name(), npu, values) else "DOWN")
         if command == "-net_health":
