@@ -40,7 +40,6 @@ _READ_COMMANDS = {
 # Reads whose output for some state no public capture shows (docs/huawei-sources.md, "Outputs no public capture
 # confirms"): a message about an output they cannot read says so.
 _UNVERIFIED = {
-    'gateway': 'the format of -gateway -g is not confirmed by a public source',
     'netdetect': 'what -netdetect -g prints for a detect address never set is not confirmed by a public source',
     'lldp': 'what -lldp -g prints without LLDP frames is not confirmed by a public source',
 }

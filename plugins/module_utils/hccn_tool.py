@@ -6,7 +6,7 @@
 The strings are Huawei's (docs/hccn.md lists where each one was seen): ``ipaddr:`` and
 ``netmask:`` from ``-ip -g``, ``netdetect addr:`` from ``-netdetect -g`` (the driver source prints
 ``addr``, a public deployment guide shows ``address``), ``link status:``, ``net health status:``,
-``default gateway:`` (unverified; seen followed by ``, Iface:ethN``), the ``-ping`` transcript and
+``default gateway:<G>, Iface:eth<N>`` (the driver source's format; a guide shows it), the ``-ping`` transcript and
 the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
 recognise: a value the collection cannot read is never taken as a good one.
 
@@ -41,11 +41,10 @@ A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 # One of the forms of an address never set (the others: the tool's "no ... was preset there" error, no answer).
 UNSET_ADDRESS = '0.0.0.0'
 # What `-g` of a value never set prints on a real server (driver 25.5.1): `Get ipconf failed, because no ip was
-# preset there!` (a newer error table: `Get ip failed, ...`), `Get gateway failed, because no gateway was preset
+# preset there!` (the 950 generation's tool: `Get ip failed, ...`), `Get gateway failed, because no gateway was preset
 # there!`. Which read each may answer, by the word after `no`; a detect address never set has no capture, so
 # any such error answers it.
-_NOT_PRESET = re.compile(r'^\s*Get\s+[\w ]+?\s+failed\s*,\s*because\s+no\s+(\w+)(?:\s+\w+)?\s+was\s+preset\s+there\s*!?\s*\Z',
-                         re.IGNORECASE)
+_NOT_PRESET = re.compile(r'\s*Get \w+(?: \w+)? failed, because no (\w+)(?: \w+)? was preset there!?\s*\Z', re.IGNORECASE)
 _NOT_PRESET_WORDS = {'address': ('ip', 'ipconf'), 'gateway': ('gateway',), 'netdetect': None}
 # /etc/hccn.conf keys the collection sets (one line `<key>_<npu>=<value>` each); others are kept as read.
 CONF_KEYS = ('address', 'netmask', 'gateway', 'netdetect')
@@ -138,7 +137,7 @@ def parse_netdetect(text):
 
 
 def parse_gateway(text):
-    """``-gateway -g`` (format unverified): the gateway, None when unset."""
+    """``-gateway -g``: the gateway, None when unset."""
     if _unset_answer('gateway', text):
         return None
     return _address(_one(_GATEWAY_LINE, text, 'default gateway:'), 'default gateway')

@@ -13,7 +13,7 @@ UNSET_IP = {'address': None, 'netmask': None}
 
 @pytest.mark.parametrize('text', [
     'Get ipconf failed, because no ip was preset there!\n',   # a 910B3 on driver 25.5.1, MindIE's guide
-    'Get ip failed, because no ip was preset there!\n',       # the newer tool's error table
+    'Get ip failed, because no ip was preset there!\n',       # the 950 generation's tool
     'ipaddr:0.0.0.0\nnetmask:0.0.0.0\n',                      # our simulator's old guess
     '',                                                       # an empty answer
     '\n',
