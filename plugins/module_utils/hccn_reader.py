@@ -70,14 +70,15 @@ def missing_tool_message(explicit=None):
             '(npu.ascend.hdk), or set binary_path' % ', '.join(HCCN_TOOL_PATHS))
 
 
-def wanted_problems(entries, keys=('address', 'netmask', 'gateway', 'netdetect'), where='npus'):
-    """Why the wanted ``entries`` ({npu, address, ...}) cannot go to hccn_tool as they are: an NPU listed twice,
-    an address two tools would read differently. Each names the NPU, the value and ``where`` it came from."""
+def wanted_problems(entries, keys=('address', 'netmask', 'gateway', 'netdetect'), where='npus', once=True):
+    """Why the wanted ``entries`` ({npu, address, ...}) cannot go to hccn_tool as they are: an NPU listed twice
+    (when each may appear ``once``), an address two tools would read differently. Each names the NPU, the value
+    and ``where`` it came from."""
     problems = []
     first = {}
     for entry in entries:
         npu = entry.get('npu')
-        if npu in first:
+        if once and npu in first:
             problems.append('NPU %s is listed twice in %s (%s and %s); fix: list each NPU once'
                             % (npu, where, _describe(first[npu], keys), _describe(entry, keys)))
             continue

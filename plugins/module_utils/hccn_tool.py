@@ -57,12 +57,14 @@ _GATEWAY_LINE = re.compile(r'^\s*default\s+gateway\s*:\s*' + _IPV4 + r'\s*(?:,\s
                            re.MULTILINE)
 _LINK_LINE = re.compile(r'^\s*link\s+status\s*:\s*(\S+)\s*$', re.MULTILINE)
 _HEALTH_LINE = re.compile(r'^\s*net\s+health\s+status\s*:\s*(.*?)\s*$', re.MULTILINE)
-_PING_HEADER = re.compile(r'^\s*device\s+(\d+)\s+PING\s+' + _IPV4 + r'\s*$', re.MULTILINE)
-_PING_REPLY = re.compile(r'^\s*recv\s+seq=(\d+)\s*,\s*time=(\d+(?:\.\d+)?)\s*ms\s*$', re.MULTILINE)
-_PING_SUMMARY = re.compile(r'^\s*(\d+)\s+packets?\s+transmitted\s*,\s*(\d+)\s+received\s*,\s*'
-                           r'(\d+(?:\.\d+)?)%\s+packet\s+loss\s*$', re.MULTILINE)
+# [0-9], not \d: \d also takes other scripts' digits, which int() reads. The summary's `packet loss` is `packets
+# loss` in the source's -hccs_ping (hccn_product_ext/tool_cmd.c): both are read.
+_PING_HEADER = re.compile(r'^\s*device\s+([0-9]+)\s+PING\s+' + _IPV4 + r'\s*$', re.MULTILINE)
+_PING_REPLY = re.compile(r'^\s*recv\s+seq=([0-9]+)\s*,\s*time=([0-9]+(?:\.[0-9]+)?)\s*ms\s*$', re.MULTILINE)
+_PING_SUMMARY = re.compile(r'^\s*([0-9]+)\s+packets?\s+transmitted\s*,\s*([0-9]+)\s+received\s*,\s*'
+                           r'([0-9]+(?:\.[0-9]+)?)%\s+packets?\s+loss\s*$', re.MULTILINE)
 _LLDP_IFNAME = re.compile(r'^\s*Ifname\s*:\s*(\S+)\s*$', re.MULTILINE)
-_CONF_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)_(\d+)\s*=\s*(.*?)\s*$')
+_CONF_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)_([0-9]+)\s*=\s*(.*?)\s*$')
 
 
 class HccnParseError(ValueError):

@@ -222,8 +222,7 @@ def main():
         module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
     npus = module.params['npus'] if module.params['npus'] is not None else default_npus()
     problems = hccn_reader.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
-        hccn_reader.wanted_problems([dict(ping, npu='%s -> %s' % (ping['npu'], ping.get('peer') or 'ping'))
-                                     for ping in module.params['ping']], keys=('address',), where='ping')
+        hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False)
     if problems:
         module.fail_json(msg='refused before any hccn_tool run: %s' % '; '.join(problems), commands=[])
     if not npus:

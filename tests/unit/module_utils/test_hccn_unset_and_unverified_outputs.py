@@ -99,3 +99,19 @@ def test_ping_received_count_does_not_depend_on_the_first_line(sent, data):
     with_header = hccn_tool.parse_ping('device 1 PING 10.0.0.9\n' + body + summary)
     without = hccn_tool.parse_ping(body + summary, npu=1, target='10.0.0.9')
     assert with_header == without
+
+
+def test_ping_summary_in_the_sources_other_spelling():
+    # The driver source's -hccs_ping prints `packets loss`; both spellings are read.
+    ping = hccn_tool.parse_ping('device 0 PING 10.0.0.9\n3 packets transmitted, 3 received, 0.00% packets loss\n')
+    assert (ping['transmitted'], ping['received'], ping['loss_pct']) == (3, 3, 0.0)
+
+
+@pytest.mark.parametrize('text', ['address_\u0660=10.0.0.10\n', 'ipaddr:\u0661\u0660.0.0.1\nnetmask:255.255.255.0\n'])
+def test_digits_of_other_scripts_are_not_numbers(text):
+    # int() reads ARABIC-INDIC DIGIT ONE ZERO as 10: such text is no NPU id and no address.
+    if text.startswith('address_'):
+        assert hccn_tool.parse_hccn_conf(text) == {}
+    else:
+        with pytest.raises(HccnParseError):
+            hccn_tool.parse_ip(text)

@@ -196,6 +196,14 @@ def test_info_refuses_an_npu_listed_twice_and_an_ambiguous_ping(fresh, run_modul
     assert ping['failed'] and "'10.0.0.020'" in ping['msg'] and 'leading zero' in ping['msg']
 
 
+def test_info_pings_twice_from_one_npu(fresh, run_module):
+    result = run_module(hccn_info, {'binary_path': fresh.path, 'npus': [0], 'read': ['link'],
+                                    'ping': [{'npu': 0, 'address': '10.0.0.20'}, {'npu': 0, 'address': '10.0.0.30'}]},
+                        check_mode=True, diff=False)
+    assert 'failed' not in result, result.get('msg')
+    assert [ping['target'] for ping in result['hccn']['pings']] == ['10.0.0.20', '10.0.0.30']
+
+
 def test_a_node_printing_leading_zeros_is_refused(fresh, run_module):
     fresh.state(raw={'-ip': 'ipaddr:010.000.000.010\nnetmask:255.255.255.0'})
     result = run_module(hccn, {'binary_path': fresh.path, 'npus': wanted(npus=(0,))}, check_mode=True)
