@@ -134,7 +134,7 @@ def _number(address):
     """The address as a number, so that two spellings of one address are one (10.0.1.010 is 10.0.1.10 to
     most tools); the value itself when it is no address at all."""
     parts = address.split('.') if isinstance(address, str) else []
-    if len(parts) == 4 and all(re.match(r'[0-9]{1,3}\Z', part) and int(part) <= 255 for part in parts):
+    if len(parts) == 4 and all(re.match(r'[0-9]+\Z', part) and int(part) <= 255 for part in parts):
         return sum(int(part) << shift for part, shift in zip(parts, (24, 16, 8, 0)))
     return address
 

@@ -3,6 +3,7 @@
 value and the variable it came from, and compares addresses as numbers, not strings."""
 
 import pytest
+from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
 
@@ -44,12 +45,13 @@ def test_an_address_written_two_ways_is_one_address():
     assert any('10.0.1.10 is also planned for' in message for message in messages(result)), messages(result)
 
 
-def test_an_out_of_play_host_written_with_leading_zeros_still_counts_as_a_duplicate():
-    # A host outside this run keeps what its NPUs hold: its plan is not refused here, but its address
+@pytest.mark.parametrize('written', ['10.0.1.010', '10.0.1.0010', '010.000.001.010'])
+def test_an_out_of_play_host_written_with_leading_zeros_still_counts_as_a_duplicate(written):
+    # A host outside this run keeps what its NPUs hold: its plan's problem is its own, but its address
     # meets ours once both are read as numbers.
     result = plan({'t1': {'addresses': ['10.0.1.10', '10.0.1.11']},
-                   't2': {'addresses': ['10.0.1.12', '10.0.1.010'], 'in_play': False}})
-    assert any(problem['host'] == 't1' and problem['npu'] == 0 and '10.0.1.010' in problem['message']
+                   't2': {'addresses': ['10.0.1.12', written], 'in_play': False}})
+    assert any(problem['host'] == 't1' and problem['npu'] == 0 and written in problem['message']
                for problem in result['problems']), messages(result)
 
 
@@ -58,3 +60,13 @@ def test_one_npu_listed_twice_is_refused():
     found = messages(result, 't1')
     assert any('NPU 0' in message and 'twice' in message for message in found), found
     assert result['plans']['t1'] == []
+
+
+@given(st.lists(st.integers(0, 2), min_size=4, max_size=4), st.integers(11, 250))
+def test_any_spelling_of_a_held_address_is_a_duplicate(zeros, last):
+    address = '10.0.1.%d' % last
+    written = '.'.join('0' * pad + part for pad, part in zip(zeros, address.split('.')))
+    result = plan({'t1': {'addresses': [address, '10.0.1.254']},
+                   't2': {'addresses': ['10.0.1.3', written], 'in_play': False}})
+    assert any(problem['host'] == 't1' and problem['npu'] == 0 and 'also planned for t2 NPU 1' in problem['message']
+               for problem in result['problems']), messages(result)
