@@ -99,8 +99,9 @@ def _describe(entry, keys):
 
 
 def npu_ids_from_devices(names):
-    """NPU ids from the names under /dev: davinci<N> are the NPUs' logical ids."""
-    ids = sorted(int(match.group(1)) for match in (re.match(r'^davinci(\d+)$', name) for name in names) if match)
+    """NPU ids from the names under /dev: davinci<N> are the NPUs' logical ids (ASCII digits and nothing after
+    them: ``$`` would take a name ending in a newline as a second davinci0)."""
+    ids = sorted(int(match.group(1)) for match in (re.match(r'davinci([0-9]+)\Z', name) for name in names) if match)
     return ids
 
 

@@ -67,3 +67,9 @@ def test_a_plain_conf_has_no_problem(sample):
     assert hccn_tool.conf_problems(sample('hccn/hccn.conf')) == []
     assert hccn_tool.conf_problems('address_0=10.0.0.10\naddress_1=10.0.0.11\nsend_arp_status_0=1\n'
                                    'send_arp_status_1=1\n') == []
+
+
+def test_device_names_with_a_newline_or_other_digits_are_no_npu():
+    from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+    names = ['davinci0', 'davinci0\n', 'davinci\u0661', 'davinci1', 'davinci_manager', 'davinci01x']
+    assert hccn_reader.npu_ids_from_devices(names) == [0, 1]
