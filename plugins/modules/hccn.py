@@ -147,6 +147,8 @@ commands:
   elements: list
 '''
 
+import platform
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
@@ -162,7 +164,10 @@ def _conf_lines(state):
 def _check_wanted(module, wanted):
     problems = hccn_reader.wanted_problems(wanted)
     if problems:
-        module.fail_json(msg='refused before any hccn_tool run: %s' % '; '.join(problems), commands=[])
+        module.fail_json(msg='npu.ascend.hccn on %s refused its npus before any hccn_tool run: %s; fix: correct those '
+                             'values (the npu.ascend.hccn role plans them from hccn_addresses or hccn_base_address, '
+                             'hccn_netmask, hccn_gateway and hccn_detect_address)'
+                             % (platform.node(), '; '.join(problems)), commands=[])
 
 
 def main():

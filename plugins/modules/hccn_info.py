@@ -179,6 +179,7 @@ commands:
 '''
 
 import os
+import platform
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
@@ -224,7 +225,9 @@ def main():
     problems = hccn_reader.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
         hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False)
     if problems:
-        module.fail_json(msg='refused before any hccn_tool run: %s' % '; '.join(problems), commands=[])
+        module.fail_json(msg='npu.ascend.hccn_info on %s refused its options before any hccn_tool run: %s; fix: list '
+                             'each NPU once and write every ping address as four numbers without leading zeros'
+                             % (platform.node(), '; '.join(problems)), commands=[])
     if not npus:
         module.fail_json(msg='no NPU to read: no /dev/davinciN device node; fix: check that the driver is loaded '
                              '(npu-smi info), or pass npus', commands=[])

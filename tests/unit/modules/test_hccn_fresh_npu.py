@@ -176,6 +176,7 @@ def test_ambiguous_wanted_values_are_refused_before_any_run(fresh, run_module, k
     npus[0][key] = value
     result = run_module(hccn, {'binary_path': fresh.path, 'npus': npus})
     assert result['failed'] and repr(value) in result['msg'] and 'NPU 0 %s' % key in result['msg']
+    assert platform.node() in result['msg'] and 'fix:' in result['msg'] and 'hccn_addresses' in result['msg']
     assert result['commands'] == [] and not os.path.exists(fresh.conf)
 
 
