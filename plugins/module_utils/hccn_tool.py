@@ -28,7 +28,7 @@ import re
 
 # Every status `hccn_tool -net_health -g` is known to print; only Success means a healthy port.
 # The driver source's status table (0 Success ... 8 Detect ip set, anything else Unknown); MindCluster's
-# fault diagnosis reads `Socket failed` from 910 training nodes (docs/hccn.md).
+# fault diagnosis looks for `Socket failed`, outside that table (docs/hccn.md).
 NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Socket failed', 'Receive timeout', 'Unreachable', 'Time exceeded',
                        'Fault', 'Init', 'Thread error', 'Detect ip set', 'Unknown')
 NET_HEALTH_OK = 'Success'
