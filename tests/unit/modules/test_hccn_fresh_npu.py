@@ -238,3 +238,14 @@ def test_a_fifo_as_the_conf_is_not_saved_and_says_why(fresh, run_module, monkeyp
     assert any('FIFO' in text for text in warnings), warnings
     info = run_module(hccn_info, {'binary_path': fresh.path, 'npus': [0]}, check_mode=True, diff=False)
     assert info['hccn']['conf_readable'] is False and 'FIFO' in info['hccn']['conf_problems'][0]
+
+
+@pytest.mark.parametrize('raw,rc', [('lldp info is not available.', 1), ('', 0),
+                                    ('Chassis ID TLV\n\tMAC: 00:00:5e:00:53:01', 0)])
+def test_no_lldp_neighbour_in_any_form_is_no_switch_port(fresh, run_module, raw, rc):
+    # What -lldp -g prints without LLDP frames has no public capture (docs/huawei-sources.md).
+    fresh.state(raw={'-lldp': raw or ' '}, raw_rc=rc)
+    result = run_module(hccn_info, {'binary_path': fresh.path, 'npus': [0], 'read': ['link', 'lldp']},
+                        check_mode=True, diff=False)
+    assert 'failed' not in result, result.get('msg')
+    assert result['hccn']['npus'] == [{'npu': 0, 'link': 'UP', 'lldp_port': None}]
