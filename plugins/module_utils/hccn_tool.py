@@ -6,8 +6,8 @@
 The strings are Huawei's (docs/hccn.md lists where each one was seen): ``ipaddr:`` and
 ``netmask:`` from ``-ip -g``, ``netdetect addr:`` from ``-netdetect -g`` (the driver source prints
 ``addr``, a public deployment guide shows ``address``), ``link status:``, ``net health status:``,
-``default gateway:<G>, Iface:eth<N>`` (the driver source's format; a guide shows it), the ``-ping`` transcript and
-the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
+``default gateway:<G>, Iface:eth<N>`` (the driver source's format; a guide shows it), the
+``-ping`` transcript and the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
 recognise: a value the collection cannot read is never taken as a good one.
 
 A value never set reads as None in every form we know of (docs/huawei-sources.md, "Outputs no
@@ -38,12 +38,10 @@ LINK_STATUSES = ('UP', 'DOWN')
 # are inference chips; A3 servers (npu-smi: Ascend910) reach other nodes over HCCS (docs/hccn.md).
 A2_TRAINING_CHIPS = ('910B1', '910B2', '910B3')
 A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
-# One of the forms of an address never set (the others: the tool's "no ... was preset there" error, no answer).
 UNSET_ADDRESS = '0.0.0.0'
-# What `-g` of a value never set prints on a real server (driver 25.5.1): `Get ipconf failed, because no ip was
-# preset there!` (the 950 generation's tool: `Get ip failed, ...`), `Get gateway failed, because no gateway was preset
-# there!`. Which read each may answer, by the word after `no`; a detect address never set has no capture, so
-# any such error answers it.
+# The tool's error for a value never set (module docstring), and which read each may answer by the word after
+# `no` (the 950 generation's tool says `Get ip failed`); no capture shows a detect address never set, so any
+# such error answers that read.
 _NOT_PRESET = re.compile(r'\s*Get \w+(?: \w+)? failed, because no (\w+)(?: \w+)? was preset there!?\s*\Z', re.IGNORECASE)
 _NOT_PRESET_WORDS = {'address': ('ip', 'ipconf'), 'gateway': ('gateway',), 'netdetect': None}
 # /etc/hccn.conf keys the collection sets (one line `<key>_<npu>=<value>` each); others are kept as read.
