@@ -12,10 +12,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import platform
 import re
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
 from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
@@ -37,7 +37,12 @@ _READ_COMMANDS = {
     'net_health': ('-net_health', hccn_tool.parse_net_health),
     'lldp': ('-lldp', hccn_tool.parse_lldp_ifname),
 }
-_UNVERIFIED = {'gateway': ' (the format of -gateway -g is not confirmed by a public source: docs/hccn.md)'}
+# Reads whose output for some state no public capture shows (docs/huawei-sources.md, "Outputs no public capture
+# confirms"): a message about an output they cannot read says so.
+_UNVERIFIED = {
+    'netdetect': 'what -netdetect -g prints for a detect address never set is not confirmed by a public source',
+    'lldp': 'what -lldp -g prints without LLDP frames is not confirmed by a public source',
+}
 
 
 class HccnFailure(Exception):
@@ -65,9 +70,38 @@ def missing_tool_message(explicit=None):
             '(npu.ascend.hdk), or set binary_path' % ', '.join(HCCN_TOOL_PATHS))
 
 
+def wanted_problems(entries, keys=('address', 'netmask', 'gateway', 'netdetect'), where='npus', once=True):
+    """Why the wanted ``entries`` ({npu, address, ...}) cannot go to hccn_tool as they are: an NPU listed twice
+    (when each may appear ``once``), an address two tools would read differently. Each names the NPU, the value
+    and ``where`` it came from."""
+    problems = []
+    first = {}
+    for entry in entries:
+        npu = entry.get('npu')
+        if once and npu in first:
+            problems.append('NPU %s is listed twice in %s (%s and %s); fix: list each NPU once'
+                            % (npu, where, _describe(first[npu], keys), _describe(entry, keys)))
+            continue
+        first[npu] = entry
+        for key in keys:
+            value = entry.get(key)
+            if value is not None and value != '' and hccn_tool.ipv4_problem(value):
+                problems.append('NPU %s %s (from %s): %s' % (npu, key, where, hccn_tool.ipv4_problem(value)))
+        netmask = entry.get('netmask')
+        if netmask and not hccn_tool.ipv4_problem(netmask) and hccn_tool.netmask_prefix(netmask) is None:
+            problems.append('NPU %s netmask %s (from %s) is not a contiguous netmask' % (npu, netmask, where))
+    return problems
+
+
+def _describe(entry, keys):
+    values = ', '.join('%s %s' % (key, entry[key]) for key in keys if entry.get(key))
+    return values or 'no values'
+
+
 def npu_ids_from_devices(names):
-    """NPU ids from the names under /dev: davinci<N> are the NPUs' logical ids."""
-    ids = sorted(int(match.group(1)) for match in (re.match(r'^davinci(\d+)$', name) for name in names) if match)
+    """NPU ids from the names under /dev: davinci<N> are the NPUs' logical ids (ASCII digits and nothing after
+    them: ``$`` would take a name ending in a newline as a second davinci0)."""
+    ids = sorted(int(match.group(1)) for match in (re.match(r'davinci([0-9]+)\Z', name) for name in names) if match)
     return ids
 
 
@@ -75,35 +109,59 @@ class HccnReader(object):
     """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
     timeout(1); every argv run is kept in ``commands``."""
 
-    def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time):
+    def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time, node=None):
         self._run_command = run_command
         self.binary = binary
         self.timeout = timeout
         self._clock = clock
+        self.node = node or platform.node() or 'this node'
         self.commands = []
 
-    def run(self, *args):
+    def _run(self, args):
+        """(rc, out, err) of one run; HccnFailure only when timeout(1) had to stop it."""
         argv = [self.binary] + [str(arg) for arg in args]
         self.commands.append(argv)
         rc, out, err, stopped = timed_command.run(self._run_command, argv, self.timeout, KILL_AFTER_SECONDS,
                                                   self._clock)
         if stopped:
-            raise HccnFailure('%s did not answer within %s seconds and was stopped; fix: check the NPU driver (dmesg, '
-                              'npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the hccn role)'
-                              % (' '.join(argv), self.timeout))
+            raise HccnFailure('%s did not answer within %s seconds on %s and was stopped; fix: check the NPU driver '
+                              '(dmesg, npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the '
+                              'hccn role)' % (' '.join(argv), self.timeout, self.node))
+        return rc, out, err
+
+    def _failed(self, args, rc, out, err):
+        lines = [line for line in (out + err).splitlines() if line.strip()]
+        npu = ', NPU %s' % args[1] if len(args) > 1 and args[0] == '-i' else ''
+        return HccnFailure('%s failed on %s%s (rc=%s), printing %s; fix: check that the driver is loaded (npu-smi '
+                           'info) and that the NPU id and values are right'
+                           % (' '.join([self.binary] + [str(arg) for arg in args]), self.node, npu, rc,
+                              ' | '.join(repr(line.strip()) for line in lines[:5]) or 'nothing'))
+
+    def run(self, *args):
+        rc, out, err = self._run(args)
         if rc != 0:
-            raise HccnFailure('%s failed (rc=%s): %s; fix: check that the driver is loaded (npu-smi info) and that the '
-                              'NPU id and values are right' % (' '.join(argv), rc, (out + err).strip() or 'no output'))
+            raise self._failed(args, rc, out, err)
         return out
 
     def read(self, npu, what):
+        """One value of one NPU. A value never set is None however the tool says so (its "no ... was preset
+        there!" error with a non-zero exit, 0.0.0.0, nothing); any other failure, and any output the parser does
+        not know, fails naming the command, the node, the NPU and what the tool printed first."""
         option, parser = _READ_COMMANDS[what]
-        text = self.run('-i', npu, option, '-g')
+        args = ('-i', npu, option, '-g')
+        rc, out, err = self._run(args)
+        if rc != 0 and not hccn_tool.says_not_preset(what, out + err):
+            raise self._failed(args, rc, out, err)
         try:
-            return parser(text)
+            return parser(out)
         except hccn_tool.HccnParseError as error:
-            raise HccnFailure('cannot read hccn_tool -i %s %s -g: %s%s; fix: check that %s is Huawei\'s hccn_tool'
-                              % (npu, option, error, _UNVERIFIED.get(what, ''), self.binary))
+            lines = [line for line in (out + err).splitlines() if line.strip()]
+            unverified = _UNVERIFIED.get(what)
+            raise HccnFailure('cannot read hccn_tool -i %s %s -g on %s, NPU %s: it printed %r first (rc=%s, %d line(s)): '
+                              '%s%s; fix: check that %s is Huawei\'s hccn_tool and report this output with the driver '
+                              'version (cat /usr/local/Ascend/driver/version.info)'
+                              % (npu, option, self.node, npu, lines[0] if lines else '', rc, len(lines), error,
+                                 ' (%s: docs/huawei-sources.md)' % unverified if unverified else '', self.binary))
 
     def read_npu(self, npu, reads=DEFAULT_READS):
         state = {'npu': int(npu)}
@@ -139,7 +197,7 @@ class HccnReader(object):
         """One ping from ``npu`` to ``address``: the parsed transcript, or an ``error`` when it failed."""
         try:
             text = self.run('-i', npu, '-ping', '-g', 'address', address)
-            result = hccn_tool.parse_ping(text)
+            result = hccn_tool.parse_ping(text, npu=npu, target=address)
             result['error'] = None
         except (HccnFailure, hccn_tool.HccnParseError) as error:
             result = {'npu': int(npu), 'target': address, 'transmitted': None, 'received': 0, 'loss_pct': 100.0,
@@ -159,17 +217,15 @@ class HccnReader(object):
         return self.run('-i', npu, '-netdetect', '-s', 'address', address)
 
 
-def read_conf_and_digest(path=None):
-    """``(parsed, sha256)`` of /etc/hccn.conf, ``(None, None)`` when it is absent or cannot be read (with
-    the bounded reader: a FIFO or a huge file there is not read). The SHA-256 is what the hccn role's
-    fabric marker records (fabric_marker.py)."""
-    try:
-        data = bounded_read.read_bytes(path or HCCN_CONF)
-    except (IOError, OSError, ValueError):
-        return None, None
-    return hccn_tool.parse_hccn_conf(data.decode('utf-8', 'replace')), fabric_marker.conf_sha256(data)
-
-
-def read_conf(path=None):
-    """/etc/hccn.conf parsed, or None when it is absent or unreadable."""
-    return read_conf_and_digest(path)[0]
+def read_conf_state(path=None):
+    """/etc/hccn.conf as the modules report it: {'conf': parsed or None, 'sha256': or None, 'problems': [why it
+    is not one clear answer for the next boot, or why it could not be read]}. Read with the bounded reader (a
+    FIFO or a huge file there is not read); absent is no problem. The SHA-256 is what the hccn role's fabric
+    marker records (fabric_marker.py)."""
+    path = path or HCCN_CONF
+    data, problem = fabric_marker.read_conf(path)
+    if data is None:
+        return {'conf': None, 'sha256': None, 'problems': [problem] if problem else []}
+    text = data.decode('utf-8', 'replace')
+    problems = ['%s: %s' % (path, found) for found in hccn_tool.conf_problems(text)]
+    return {'conf': hccn_tool.parse_hccn_conf(text), 'sha256': fabric_marker.conf_sha256(data), 'problems': problems}

@@ -6,9 +6,18 @@
 The strings are Huawei's (docs/hccn.md lists where each one was seen): ``ipaddr:`` and
 ``netmask:`` from ``-ip -g``, ``netdetect addr:`` from ``-netdetect -g`` (the driver source prints
 ``addr``, a public deployment guide shows ``address``), ``link status:``, ``net health status:``,
-``default gateway:`` (unverified; seen followed by ``, Iface:ethN``), the ``-ping`` transcript and
-the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
+``default gateway:<G>, Iface:eth<N>`` (the driver source's format; a guide shows it), the
+``-ping`` transcript and the ``Ifname:`` line of ``-lldp -g``. Every parser raises ``HccnParseError`` on text it does not
 recognise: a value the collection cannot read is never taken as a good one.
+
+A value never set reads as None in every form we know of (docs/huawei-sources.md, "Outputs no
+public capture confirms"): the tool's own error (``Get ipconf failed, because no ip was preset
+there!``, ``Get gateway failed, because no gateway was preset there!``, which a fresh server
+prints with a non-zero exit), ``0.0.0.0``, or an empty answer.
+
+Addresses are refused unless written the one way every tool reads alike: four decimal numbers
+0-255 without leading zeros (``010`` is 8 to inet_aton, 10 to others) and nothing around them
+(``$`` in a pattern accepts a trailing newline; these patterns end in ``\\Z``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,8 +27,10 @@ __metaclass__ = type
 import re
 
 # Every status `hccn_tool -net_health -g` is known to print; only Success means a healthy port.
-NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Receive timeout', 'Unreachable', 'Time exceeded', 'Fault',
-                       'Init', 'Thread error', 'Detect ip set')
+# The driver source's status table (0 Success ... 8 Detect ip set, anything else Unknown); MindCluster's
+# fault diagnosis looks for `Socket failed`, outside that table (docs/hccn.md).
+NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Socket failed', 'Receive timeout', 'Unreachable', 'Time exceeded',
+                       'Fault', 'Init', 'Thread error', 'Detect ip set', 'Unknown')
 NET_HEALTH_OK = 'Success'
 LINK_STATUSES = ('UP', 'DOWN')
 # Chips whose NPUs carry their own RoCE port (Atlas 800T A2 / 900 A2 PoD: 910B1-B3; the legacy 910 of
@@ -27,12 +38,16 @@ LINK_STATUSES = ('UP', 'DOWN')
 # are inference chips; A3 servers (npu-smi: Ascend910) reach other nodes over HCCS (docs/hccn.md).
 A2_TRAINING_CHIPS = ('910B1', '910B2', '910B3')
 A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
-# hccn_tool shows an address that was never set as 0.0.0.0.
 UNSET_ADDRESS = '0.0.0.0'
+# The tool's error for a value never set (module docstring), and which read each may answer by the word after
+# `no` (the 950 generation's tool says `Get ip failed`); no capture shows a detect address never set, so any
+# such error answers that read.
+_NOT_PRESET = re.compile(r'\s*Get \w+(?: \w+)? failed, because no (\w+)(?: \w+)? was preset there!?\s*\Z', re.IGNORECASE)
+_NOT_PRESET_WORDS = {'address': ('ip', 'ipconf'), 'gateway': ('gateway',), 'netdetect': None}
 # /etc/hccn.conf keys the collection sets (one line `<key>_<npu>=<value>` each); others are kept as read.
 CONF_KEYS = ('address', 'netmask', 'gateway', 'netdetect')
 
-_IPV4 = r'(\d{1,3}(?:\.\d{1,3}){3})'
+_IPV4 = r'([0-9]+(?:\.[0-9]+){3})'
 _IP_LINE = re.compile(r'^\s*ipaddr\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
 _NETMASK_LINE = re.compile(r'^\s*netmask\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
 _NETDETECT_LINE = re.compile(r'^\s*netdetect\s+addr(?:ess)?\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
@@ -40,12 +55,14 @@ _GATEWAY_LINE = re.compile(r'^\s*default\s+gateway\s*:\s*' + _IPV4 + r'\s*(?:,\s
                            re.MULTILINE)
 _LINK_LINE = re.compile(r'^\s*link\s+status\s*:\s*(\S+)\s*$', re.MULTILINE)
 _HEALTH_LINE = re.compile(r'^\s*net\s+health\s+status\s*:\s*(.*?)\s*$', re.MULTILINE)
-_PING_HEADER = re.compile(r'^\s*device\s+(\d+)\s+PING\s+' + _IPV4 + r'\s*$', re.MULTILINE)
-_PING_REPLY = re.compile(r'^\s*recv\s+seq=(\d+)\s*,\s*time=(\d+(?:\.\d+)?)\s*ms\s*$', re.MULTILINE)
-_PING_SUMMARY = re.compile(r'^\s*(\d+)\s+packets?\s+transmitted\s*,\s*(\d+)\s+received\s*,\s*'
-                           r'(\d+(?:\.\d+)?)%\s+packet\s+loss\s*$', re.MULTILINE)
+# [0-9], not \d: \d also takes other scripts' digits, which int() reads. The summary's `packet loss` is `packets
+# loss` in the source's -hccs_ping (hccn_product_ext/tool_cmd.c): both are read.
+_PING_HEADER = re.compile(r'^\s*device\s+([0-9]+)\s+PING\s+' + _IPV4 + r'\s*$', re.MULTILINE)
+_PING_REPLY = re.compile(r'^\s*recv\s+seq=([0-9]+)\s*,\s*time=([0-9]+(?:\.[0-9]+)?)\s*ms\s*$', re.MULTILINE)
+_PING_SUMMARY = re.compile(r'^\s*([0-9]+)\s+packets?\s+transmitted\s*,\s*([0-9]+)\s+received\s*,\s*'
+                           r'([0-9]+(?:\.[0-9]+)?)%\s+packets?\s+loss\s*$', re.MULTILINE)
 _LLDP_IFNAME = re.compile(r'^\s*Ifname\s*:\s*(\S+)\s*$', re.MULTILINE)
-_CONF_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)_(\d+)\s*=\s*(.*?)\s*$')
+_CONF_LINE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)_([0-9]+)\s*=\s*(.*?)\s*$')
 
 
 class HccnParseError(ValueError):
@@ -53,12 +70,33 @@ class HccnParseError(ValueError):
 
 
 def ipv4_problem(text):
-    """'' when ``text`` is a dotted-quad IPv4 address, else why not."""
-    if not isinstance(text, str) or not re.match(r'^' + _IPV4 + r'$', text):
-        return '%r is not an IPv4 address (four numbers 0-255 with dots)' % (text,)
-    if any(int(part) > 255 for part in text.split('.')):
+    """'' when ``text`` is a dotted-quad IPv4 address written the one unambiguous way, else why not."""
+    if not isinstance(text, str) or not re.match(_IPV4 + r'\Z', text):
+        return '%r is not an IPv4 address (four numbers 0-255 with dots, nothing around them)' % (text,)
+    parts = text.split('.')
+    if any(len(part) > 1 and part.startswith('0') for part in parts):
+        return ('%r has a part with a leading zero, which tools read differently (inet_aton takes 010 as 8, '
+                'others as 10); write it without leading zeros' % (text,))
+    if any(int(part) > 255 for part in parts):
         return '%r is not an IPv4 address (a part is above 255)' % (text,)
     return ''
+
+
+def says_not_preset(what, text):
+    """Whether ``text`` is hccn_tool's error for a ``what`` (address, gateway, netdetect) never set."""
+    if what not in _NOT_PRESET_WORDS:
+        return False
+    lines = [line for line in (text or '').splitlines() if line.strip()]
+    match = _NOT_PRESET.match(lines[0]) if len(lines) == 1 else None
+    if not match:
+        return False
+    words = _NOT_PRESET_WORDS[what]
+    return words is None or match.group(1).lower() in words
+
+
+def _unset_answer(what, text):
+    """Whether ``text`` says ``what`` was never set: the tool's error for it, or an empty answer."""
+    return not (text or '').strip() or says_not_preset(what, text)
 
 
 def _address(text, what):
@@ -81,7 +119,9 @@ def _excerpt(text, limit=200):
 
 
 def parse_ip(text):
-    """``hccn_tool -i N -ip -g``: {'address', 'netmask'}; None for an address never set (0.0.0.0)."""
+    """``hccn_tool -i N -ip -g``: {'address', 'netmask'}; both None for an address never set."""
+    if _unset_answer('address', text):
+        return {'address': None, 'netmask': None}
     address = _address(_one(_IP_LINE, text, 'ipaddr:'), 'ipaddr')
     netmask = _address(_one(_NETMASK_LINE, text, 'netmask:'), 'netmask')
     if netmask is not None and netmask_prefix(netmask) is None:
@@ -91,11 +131,15 @@ def parse_ip(text):
 
 def parse_netdetect(text):
     """``-netdetect -g``: the detect address, None when unset."""
+    if _unset_answer('netdetect', text):
+        return None
     return _address(_one(_NETDETECT_LINE, text, 'netdetect addr:'), 'netdetect addr')
 
 
 def parse_gateway(text):
-    """``-gateway -g`` (format unverified): the gateway, None when unset."""
+    """``-gateway -g``: the gateway, None when unset."""
+    if _unset_answer('gateway', text):
+        return None
     return _address(_one(_GATEWAY_LINE, text, 'default gateway:'), 'default gateway')
 
 
@@ -116,17 +160,24 @@ def parse_net_health(text):
     return status
 
 
-def parse_ping(text):
-    """``-ping -g address A``: npu, target, transmitted, received, loss_pct, times_ms, avg_ms, max_ms."""
-    header = _one(_PING_HEADER, text, 'device N PING')
+def parse_ping(text, npu=None, target=None):
+    """``-ping -g address A``: npu, target, transmitted, received, loss_pct, times_ms, avg_ms, max_ms.
+
+    Transcripts are published without their first line ``device N PING A`` too; ``npu`` and ``target``
+    (what was asked) stand for it then. The count comes from the summary line either way.
+    """
+    headers = _PING_HEADER.findall(text or '')
+    if len(headers) > 1:
+        raise HccnParseError('expected at most one device N PING line, found %d in %r' % (len(headers), _excerpt(text)))
+    header = headers[0] if headers else (npu, target)
     summary = _one(_PING_SUMMARY, text, 'packets transmitted')
     transmitted, received = int(summary[0]), int(summary[1])
     if received > transmitted:
         raise HccnParseError('ping summary says %d received of %d transmitted' % (received, transmitted))
     times = [float(reply[1]) for reply in _PING_REPLY.findall(text)]
     return {
-        'npu': int(header[0]),
-        'target': _address(header[1], 'ping target'),
+        'npu': None if header[0] is None else int(header[0]),
+        'target': None if header[1] is None else _address(header[1], 'ping target'),
         'transmitted': transmitted,
         'received': received,
         'loss_pct': float(summary[2]),
@@ -150,6 +201,39 @@ def parse_hccn_conf(text):
         if match:
             npus.setdefault(int(match.group(2)), {})[match.group(1)] = match.group(3)
     return npus
+
+
+def conf_problems(text):
+    """Why ``/etc/hccn.conf`` does not say one thing for the next boot's ``-cfg recovery``: a key given twice
+    for one NPU (which line wins is not documented), one address given to two NPUs (hccn_tool refuses the
+    second), an address or netmask two tools would read differently. [] when there is none."""
+    problems = []
+    seen = {}
+    holders = {}
+    for number, line in enumerate((text or '').splitlines(), 1):
+        match = _CONF_LINE.match(line.strip())
+        if not match:
+            continue
+        key, npu, value = match.group(1), int(match.group(2)), match.group(3)
+        name = '%s_%d' % (key, npu)
+        if name in seen:
+            first_number, first_value = seen[name]
+            problems.append('%s is given twice (lines %d and %d: %s, %s): which one the next boot restores is '
+                            'not documented' % (name, first_number, number, first_value, value))
+            continue
+        seen[name] = (number, value)
+        if key in CONF_KEYS:
+            problem = ipv4_problem(value)
+            if problem:
+                problems.append('%s (line %d): %s' % (name, number, problem))
+                continue
+        if key == 'address' and value != UNSET_ADDRESS:
+            holders.setdefault(ip_to_int(value), []).append(npu)
+    for address, npus in sorted(holders.items()):
+        if len(npus) > 1:
+            problems.append('address %s is given to %s: hccn_tool refuses one address on two NPUs of a node'
+                            % (int_to_ip(address), ' and '.join('NPU %d' % npu for npu in npus)))
+    return problems
 
 
 # --- addresses (pure integer arithmetic, no ipaddress module: the nodes may run Python 2.7) -------

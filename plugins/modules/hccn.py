@@ -20,9 +20,14 @@ description:
     does not hold what was set.
   - C(hccn_tool) saves what it sets in C(/etc/hccn.conf), which the driver restores at boot
     (C(hccn_tool -cfg recovery)); the module reports whether that file now holds what is live
-    (RV(conf_saved)) and warns when it does not.
+    (RV(conf_saved)) and warns when it does not, or when it cannot say (RV(conf_problems)).
+  - An NPU never configured answers C(-ip -g) and C(-gateway -g) with C(hccn_tool)'s error (C(Get ipconf failed,
+    because no ip was preset there!)); that reads as unset, so the first address of a new server is planned and set
+    like any other (C(docs/hccn.md)).
+  - Refuses, before any C(hccn_tool) run, an NPU listed twice and a value two tools would read differently (leading
+    zeros such as C(010.0.0.1), whitespace or a newline around it).
   - C(hccn_tool) refuses an address another NPU of the node holds, or one in 192.168.1.0/24 or 192.168.2.0/24;
-    the module then fails with its output. Plan the addresses of the whole fleet first (the C(npu.ascend.hccn)
+    the module then fails with its output, naming the node and the NPU. Plan the addresses of the whole fleet first (the C(npu.ascend.hccn)
     role checks them with P(npu.ascend.hccn_fleet_plan#filter)).
 options:
   npus:
@@ -111,9 +116,20 @@ npus:
   type: list
   elements: dict
 conf_saved:
-  description: Whether C(/etc/hccn.conf) holds the live settings of every NPU (null when it cannot be read).
+  description:
+    - Whether C(/etc/hccn.conf) holds the live settings of every NPU, and nothing else for them (false when it gives
+      a key twice, one address to two NPUs or an ambiguous value, RV(conf_problems)); null when it is absent or
+      cannot be read.
   returned: success
   type: bool
+conf_problems:
+  description:
+    - Why C(/etc/hccn.conf) is not one clear answer for the next boot (a key given twice, one address on two NPUs,
+      an address with leading zeros), or why it could not be read (a FIFO or a directory there, too large); each
+      names the file. The module warns with them.
+  returned: success
+  type: list
+  elements: str
 conf_differences:
   description: Per NPU id, the keys C(/etc/hccn.conf) does not hold as live.
   returned: success
@@ -131,6 +147,8 @@ commands:
   elements: list
 '''
 
+import platform
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
@@ -144,14 +162,12 @@ def _conf_lines(state):
 
 
 def _check_wanted(module, wanted):
-    for entry in wanted:
-        for key in ('address', 'netmask', 'gateway', 'netdetect'):
-            if entry.get(key) and hccn_tool.ipv4_problem(entry[key]):
-                module.fail_json(msg='NPU %s %s: %s' % (entry['npu'], key, hccn_tool.ipv4_problem(entry[key])),
-                                 commands=[])
-        if hccn_tool.netmask_prefix(entry['netmask']) is None:
-            module.fail_json(msg='NPU %s netmask %s is not a contiguous netmask' % (entry['npu'], entry['netmask']),
-                             commands=[])
+    problems = hccn_reader.wanted_problems(wanted)
+    if problems:
+        module.fail_json(msg='npu.ascend.hccn on %s refused its npus before any hccn_tool run: %s; fix: correct those '
+                             'values (the npu.ascend.hccn role plans them from hccn_addresses or hccn_base_address, '
+                             'hccn_netmask, hccn_gateway and hccn_detect_address)'
+                             % (platform.node(), '; '.join(problems)), commands=[])
 
 
 def main():
@@ -222,17 +238,23 @@ def main():
             planned.update(dict((key, entry[key]) for key in ('address', 'netmask', 'gateway', 'netdetect') if entry.get(key)))
             after.append(planned)
     diff['after'] = ''.join(_conf_lines(state) for state in after)
-    conf, conf_sha256 = hccn_reader.read_conf_and_digest()
+    conf_state = hccn_reader.read_conf_state()
+    conf, conf_sha256, conf_problems = conf_state['conf'], conf_state['sha256'], conf_state['problems']
     differences = hccn_tool.conf_differences(conf or {}, dict((state['npu'], state) for state in after)) \
         if conf is not None else {}
-    conf_saved = None if conf is None else not differences
-    if conf_saved is False and not module.check_mode:
+    conf_saved = None if conf is None else not differences and not conf_problems
+    if conf_problems:
+        module.warn('%s does not say one thing for the next boot (hccn_tool -cfg recovery): %s; fix: put back the '
+                    'file hccn_tool writes (one key_N=value line per key and NPU), then run the hccn role again'
+                    % (hccn_reader.HCCN_CONF, '; '.join(conf_problems)))
+    if differences and not module.check_mode:
         module.warn('/etc/hccn.conf does not hold the live %s: the next boot (hccn_tool -cfg recovery) would restore '
                     'other ones; fix: set them again with hccn_tool -i N -ip|-gateway|-netdetect -s ..., which saves '
                     'what it sets, and check that /etc/hccn.conf is writable'
                     % '; '.join('NPU %s %s' % (npu, ', '.join(keys)) for npu, keys in sorted(differences.items())))
     result = dict(changed=bool(changes), changes=changes, npus=after, conf_saved=conf_saved,
-                  conf_differences=differences, conf_sha256=conf_sha256, commands=reader.commands)
+                  conf_differences=differences, conf_problems=conf_problems, conf_sha256=conf_sha256,
+                  commands=reader.commands)
     if module._diff:
         result['diff'] = diff
     module.exit_json(**result)

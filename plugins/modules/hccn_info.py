@@ -21,7 +21,12 @@ description:
   - Also reads C(/etc/hccn.conf), the file the driver restores at boot (C(hccn_tool -cfg recovery)), and says
     where it does not hold what is live.
   - Fails with an explanation when C(hccn_tool) is missing, fails, does not answer within O(timeout), or prints
-    something the parsers do not know. A failed ping is a result, not a failure.
+    something the parsers do not know (naming the command, the node, the NPU and the first line it printed). A failed
+    ping is a result, not a failure.
+  - A value never set (a new server's NPUs) reads as null, whichever way C(hccn_tool) says so - its C(no ip was
+    preset there) or C(no gateway was preset there) error with a non-zero exit, C(0.0.0.0), or nothing.
+  - Refuses an NPU listed twice in O(npus) and a ping address two tools would read differently (leading zeros,
+    whitespace around it).
   - Read-only; runs in check mode too.
 options:
   binary_path:
@@ -125,8 +130,9 @@ hccn:
     npus:
       description:
         - One entry per NPU with what O(read) asked for - C(address), C(netmask), C(gateway), C(netdetect) (null when
-          unset), C(link) (C(UP) or C(DOWN)), C(net_health) (C(Success), C(Socket fail), C(Receive timeout),
-          C(Unreachable), C(Time exceeded), C(Fault), C(Init), C(Thread error), C(Detect ip set)), C(lldp_port).
+          unset), C(link) (C(UP) or C(DOWN)), C(net_health) (C(Success), C(Socket fail), C(Socket failed),
+          C(Receive timeout), C(Unreachable), C(Time exceeded), C(Fault), C(Init), C(Thread error), C(Detect ip set),
+          C(Unknown)), C(lldp_port).
       type: list
       elements: dict
       sample:
@@ -155,6 +161,13 @@ hccn:
     conf_readable:
       description: Whether C(/etc/hccn.conf) could be read.
       type: bool
+    conf_problems:
+      description:
+        - Why C(/etc/hccn.conf) is not one clear answer for the next boot (a key given twice, one address on two
+          NPUs, an ambiguous value), or why it could not be read (a FIFO there, too large); empty when it is absent
+          or clear.
+      type: list
+      elements: str
     conf_differences:
       description: Per NPU id, the keys whose value in C(/etc/hccn.conf) is not the live one (the next boot would restore another value).
       type: dict
@@ -166,6 +179,7 @@ commands:
 '''
 
 import os
+import platform
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
@@ -208,6 +222,12 @@ def main():
     if not binary:
         module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
     npus = module.params['npus'] if module.params['npus'] is not None else default_npus()
+    problems = hccn_reader.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
+        hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False)
+    if problems:
+        module.fail_json(msg='npu.ascend.hccn_info on %s refused its options before any hccn_tool run: %s; fix: list '
+                             'each NPU once and write every ping address as four numbers without leading zeros'
+                             % (platform.node(), '; '.join(problems)), commands=[])
     if not npus:
         module.fail_json(msg='no NPU to read: no /dev/davinciN device node; fix: check that the driver is loaded '
                              '(npu-smi info), or pass npus', commands=[])
@@ -222,7 +242,8 @@ def main():
         result = reader.ping(wanted['npu'], wanted['address'])
         result['peer'] = wanted.get('peer')
         pings.append(result)
-    conf = hccn_reader.read_conf()
+    conf_state = hccn_reader.read_conf_state()
+    conf = conf_state['conf']
     live = dict((state['npu'], state) for state in states if 'address' in state)
     result = {
         'binary': binary,
@@ -232,6 +253,7 @@ def main():
         'pings': pings,
         'conf': conf,
         'conf_readable': conf is not None,
+        'conf_problems': conf_state['problems'],
         'conf_differences': hccn_tool.conf_differences(conf or {}, live) if conf is not None else {},
     }
     module.exit_json(changed=False, hccn=result, commands=reader.commands)

@@ -935,7 +935,7 @@ def _fabric_findings(name, evidence):
         npu = state.get('npu')
         if not state.get('address'):
             findings.append(finding(name, 'fabric', 'NPU %s has no RoCE address while other NPUs have one' % npu,
-                                    'hccn_tool -i %s -ip -g: ipaddr:0.0.0.0' % npu,
+                                    'hccn_tool -i %s -ip -g: no address (never set)' % npu,
                                     'give it its address (npu.ascend.hccn role, hccn_base_address or hccn_addresses)'))
             continue
         if state.get('link') not in (None, 'UP'):

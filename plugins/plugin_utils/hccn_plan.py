@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 
 # Chips whose NPUs carry their own RoCE port: one list, which the Node's fabric label reads too.
@@ -85,14 +87,34 @@ def node_plan(host, settings, npu_ids, subnet_rule):
     if addresses and len(addresses) != len(npu_ids):
         problems.append('%s: hccn_addresses lists %d addresses for %d NPUs (%s); fix: list one address per NPU'
                         % (host, len(addresses), len(npu_ids), ', '.join(str(npu) for npu in npu_ids)))
+    repeated = sorted(set(npu for npu in npu_ids if npu_ids.count(npu) > 1))
+    if repeated:
+        problems.append('%s: NPU %s is listed twice among the node NPU ids (%s); fix: check npu-smi info on the node '
+                        '(or hccn_default_npu_ids), each NPU gets one address'
+                        % (host, ', '.join(str(npu) for npu in repeated), ', '.join(str(npu) for npu in npu_ids)))
     netmask = settings.get('netmask')
     if not netmask or hccn_tool.netmask_prefix(netmask) is None:
-        problems.append('%s: hccn_netmask %r is not a netmask such as 255.255.255.0; fix: set hccn_netmask'
-                        % (host, netmask))
+        problems.append('%s: hccn_netmask %r is not a netmask such as 255.255.255.0%s; fix: set hccn_netmask'
+                        % (host, netmask, _why(netmask)))
     if base and hccn_tool.ipv4_problem(base):
         problems.append('%s: hccn_base_address: %s; fix: set it to an IPv4 address' % (host, hccn_tool.ipv4_problem(base)))
+    for index, address in enumerate(addresses):
+        if hccn_tool.ipv4_problem(address):
+            problems.append('%s: hccn_addresses[%d] (NPU %s): %s; fix: correct that entry'
+                            % (host, index, npu_ids[index] if index < len(npu_ids) else '?',
+                               hccn_tool.ipv4_problem(address)))
+    for variable, key in (('hccn_gateway', 'gateway'), ('hccn_detect_address', 'detect_address')):
+        value = settings.get(key)
+        for index, item in enumerate(value if isinstance(value, (list, tuple)) else [value]):
+            if item and hccn_tool.ipv4_problem(item):
+                problems.append('%s: %s%s: %s; fix: correct it' % (
+                    host, variable, '[%d]' % index if isinstance(value, (list, tuple)) else '',
+                    hccn_tool.ipv4_problem(item)))
     if problems:
-        return {'npus': [], 'problems': problems}
+        # What a host outside this run holds still counts for duplicates, however its plan is written.
+        claimed = [{'npu': npu, 'address': address} for npu, address in zip(npu_ids, addresses)
+                   if isinstance(address, str)]
+        return {'npus': [], 'problems': problems, 'claimed': claimed}
     planned = list(addresses) if addresses else expand_base_address(base, len(npu_ids), subnet_rule)
     npus = []
     for index, npu in enumerate(npu_ids):
@@ -101,6 +123,20 @@ def node_plan(host, settings, npu_ids, subnet_rule):
         npus.append({'npu': npu, 'address': planned[index], 'netmask': netmask, 'gateway': gateway,
                      'netdetect': detect})
     return {'npus': npus, 'problems': []}
+
+
+def _why(value):
+    problem = hccn_tool.ipv4_problem(value) if value else ''
+    return ' (%s)' % problem if problem else ''
+
+
+def _number(address):
+    """The address as a number, so that two spellings of one address are one (10.0.1.010 is 10.0.1.10 to
+    most tools); the value itself when it is no address at all."""
+    parts = address.split('.') if isinstance(address, str) else []
+    if len(parts) == 4 and all(re.match(r'[0-9]+\Z', part) and int(part) <= 255 for part in parts):
+        return sum(int(part) << shift for part, shift in zip(parts, (24, 16, 8, 0)))
+    return address
 
 
 def _subnets_meet(address, netmask, subnet):
@@ -196,20 +232,23 @@ def _holds(plan, address):
     """Whether a host holds ``address`` now: read on its NPUs (``live``), or, out of this run, assumed."""
     if not plan.get('in_play', True):
         return True
-    return address in (plan.get('live') or ())
+    return _number(address) in [_number(held) for held in plan.get('live') or ()]
 
 
-def _duplicate(plans, first, second, address):
-    """The problem of two NPUs planned with one address. When one of the two holds it already and the
-    other does not, only the other stops (its change would make the conflict); else both do."""
+def _duplicate(plans, first, second):
+    """The problem of two NPUs planned with one address, each ``(host, npu, address as its plan writes it)``.
+    When one of the two holds it already and the other does not, only the other stops (its change would
+    make the conflict); else both do."""
     fix = ('give every NPU of the fleet its own address (change hccn_addresses or hccn_base_address of one '
            'of them)')
-    first_holds, second_holds = _holds(plans[first[0]], address), _holds(plans[second[0]], address)
+    first_holds, second_holds = _holds(plans[first[0]], first[2]), _holds(plans[second[0]], second[2])
     if first_holds and not second_holds:
         first, second = second, first
-    problem = _problem(first[0], first[1], 'address %s is also planned for %s NPU %s%s'
-                       % (address, second[0], second[1], ', which holds it now' if second_holds != first_holds else ''),
-                       fix, peer='%s NPU %s' % second)
+    spelled = ' (written %s there)' % second[2] if second[2] != first[2] else ''
+    problem = _problem(first[0], first[1], 'address %s is also planned for %s NPU %s%s%s'
+                       % (first[2], second[0], second[1], spelled,
+                          ', which holds it now' if second_holds != first_holds else ''),
+                       fix, peer='%s NPU %s' % second[:2])
     if first_holds != second_holds:
         problem['peer_host'] = None
     return problem
@@ -230,16 +269,20 @@ def plan_problems(plans):
         for message in plan.get('problems') or []:
             problems.append({'host': host, 'npu': None, 'peer': None, 'peer_host': None, 'problem': message,
                              'fix': None, 'message': message})
-        for entry in plan.get('npus') or []:
+        entries = plan.get('npus') or ([] if plan.get('in_play', True) else plan.get('claimed') or [])
+        for entry in entries:
             if plan.get('in_play', True):
                 problems.extend(_npu_problems(host, entry, plan.get('subnet_rule')))
             address = entry.get('address')
-            if address in owners:
-                peer_host, peer_npu = owners[address]
+            # Compared as numbers: 10.0.1.010 (a host outside this run may be written so) is 10.0.1.10.
+            key = _number(address)
+            if key in owners:
+                peer_host, peer_npu, peer_address = owners[key]
                 if plan.get('in_play', True) or plans[peer_host].get('in_play', True):
-                    problems.append(_duplicate(plans, (host, entry['npu']), (peer_host, peer_npu), address))
+                    problems.append(_duplicate(plans, (host, entry['npu'], address),
+                                               (peer_host, peer_npu, peer_address)))
             else:
-                owners[address] = (host, entry['npu'])
+                owners[key] = (host, entry['npu'], address)
         if plan.get('in_play', True):
             problems.extend(_rule_problems(host, plan.get('npus') or [], plan.get('subnet_rule')))
     return sorted(problems, key=lambda item: (item['host'], -1 if item['npu'] is None else item['npu']))

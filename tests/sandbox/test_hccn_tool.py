@@ -75,9 +75,21 @@ def test_installed_where_huawei_puts_it(fabric):
     assert first.exec(["stat", "-c", "%U:%G %a", "/etc/hccn.conf"]).stdout.strip() == "root:root 640"
 
 
-def test_unset_npu_reads_as_zero_and_init(fabric):
+@pytest.mark.parametrize("command,code,error", [
+    ("-ip", 13, "Get ipconf failed, because no ip was preset there!"),
+    ("-gateway", 2, "Get gateway failed, because no gateway was preset there!"),
+])
+def test_a_fresh_npu_answers_as_a_real_one(fabric, command, code, error):
+    # A real 910B3 on driver 25.5.1 (docs/hccn.md): no address and no gateway, each Huawei's error on stderr
+    # with the code main() returns for it.
+    result = fabric[0].exec(["hccn_tool", "-i", "0", command, "-g"], check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (code, "", error + "\n")
+    assert hccn.says_not_preset("address" if command == "-ip" else "gateway", result.stderr)
+
+
+def test_a_fresh_npu_has_no_detect_address_and_is_init(fabric):
     first = fabric[0]
-    assert hccn.parse_ip(first.hccn("-i", "0", "-ip", "-g")) == {"address": None, "netmask": None}
+    assert hccn.parse_netdetect(first.hccn("-i", "0", "-netdetect", "-g")) is None
     assert hccn.parse_net_health(first.hccn("-i", "0", "-net_health", "-g")) == "Init"
     assert hccn.parse_link(first.hccn("-i", "0", "-link", "-g")) == "UP"
 

@@ -13,11 +13,19 @@ each node's faults, written by the host) and ``state/<node>.json`` (each node's 
 written by that node's hccn_tool). A ping and a net health read of one node therefore depend on
 the other nodes' configuration.
 
-Not backed by a public transcript, so chosen by us (sandbox/README.md, "hccn_tool"): the messages
-of a refusal and their exit code 1, ``Cmd executed successfully!`` after every set (seen after
-``-tls -s``), an unset address printed as 0.0.0.0, no line per lost ping packet, the net health
-of a detect address that does not answer (``Receive timeout``) or is outside the subnet
-(``Unreachable``), and that pings to an address two nodes hold are answered by neither.
+A fresh NPU has no address, gateway or detect address, as on a real server: ``-ip -g`` prints
+``Get ipconf failed, because no ip was preset there!`` (exit code 13) and ``-gateway -g`` ``Get
+gateway failed, because no gateway was preset there!`` (exit code 2), on stderr (a 910B3 on driver
+25.5.1, MindIE's multi-node guide; the strings, the stream and the codes, 0x400D and 0x4002 as
+main() returns them, are the driver source's: docs/hccn.md).
+
+Not backed by a public transcript, so chosen by us (sandbox/README.md, "hccn_tool";
+docs/huawei-sources.md, "Outputs no public capture confirms"): the messages of a refusal and their
+exit code 1, ``Cmd executed successfully!`` after every set (seen after ``-tls -s``), an unset
+detect address printed as ``netdetect addr: 0.0.0.0``, ``lldp info is not available.`` without a
+link, no line per lost ping packet, the net health of a detect address that does not answer
+(``Receive timeout``) or is outside the subnet (``Unreachable``), and that pings to an address two
+nodes hold are answered by neither.
 """
 
 import ipaddress
@@ -38,14 +46,21 @@ RESERVED = [ipaddress.ip_network("192.168.1.0/24"), ipaddress.ip_network("192.16
 RESERVED_A1 = [ipaddress.ip_network("192.168.%d.0/24" % third) for third in (3, 4, 5)]
 CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 DONE = "Cmd executed successfully!"
+# What -g prints on stderr for a value never set (the driver source's error table), and its exit code: main()
+# returns the error's code, UDA_DSMI_IPCONF_NOT_PRESET_ERR 0x400D and UDA_DSMI_GATEWAY_NOT_PRESET_ERR 0x4002.
+NO_IP = "Get ipconf failed, because no ip was preset there!"
+NO_IP_EXIT = 13
+NO_GATEWAY = "Get gateway failed, because no gateway was preset there!"
+NO_GATEWAY_EXIT = 2
 PING_COUNT = 3
 
 
 class HccnFailure(Exception):
-    def __init__(self, message, exit_code=1):
+    def __init__(self, message, exit_code=1, stream="stdout"):
         Exception.__init__(self, message)
         self.message = message
         self.exit_code = exit_code
+        self.stream = stream
 
 
 def node_name():
@@ -312,11 +327,15 @@ def run(argv):
         return DONE
     if mode == "-g":
         if command == "-ip":
-            return "ipaddr:%s\nnetmask:%s" % (show_address(values.get("address")), show_address(values.get("netmask")))
+            if not values.get("address"):
+                raise HccnFailure(NO_IP, NO_IP_EXIT, "stderr")
+            return "ipaddr:%s\nnetmask:%s" % (values["address"], show_address(values.get("netmask")))
         if command == "-netdetect":
             return "netdetect addr: %s" % show_address(values.get("netdetect"))
         if command == "-gateway":
-            return "default gateway:%s, Iface:eth%d" % (show_address(values.get("gateway")), npu)
+            if not values.get("gateway"):
+                raise HccnFailure(NO_GATEWAY, NO_GATEWAY_EXIT, "stderr")
+            return "default gateway:%s, Iface:eth%d" % (values["gateway"], npu)
         if command == "-link":
             return "link status: %s" % ("UP" if link_up(node_name(), npu, values) else "DOWN")
         if command == "-net_health":
@@ -347,7 +366,7 @@ def main(argv=None):
         print(run(list(sys.argv[1:] if argv is None else argv)))
         return 0
     except HccnFailure as failure:
-        print(failure.message)
+        print(failure.message, file=sys.stderr if failure.stream == "stderr" else sys.stdout)
         return failure.exit_code
 
 

@@ -60,3 +60,10 @@ def test_an_address_two_nodes_hold_is_found_on_both():
 def test_hccn_tool_failing_is_a_finding():
     found = fabric_findings([node_evidence(hccn={'ok': False, 'error': 'hccn_tool not found'})])
     assert found[0]['problem'] == "the NPUs' RoCE ports cannot be read" and found[0]['evidence'] == 'hccn_tool not found'
+
+
+def test_an_unset_npu_is_not_said_to_print_0_0_0_0():
+    # hccn_tool answers an NPU never configured with its "no ip was preset there!" error (docs/hccn.md); the
+    # evidence must not claim an output the tool does not print.
+    found = fabric_findings([trained('npu-a2-01', npus={'n1': {'address': None}})])
+    assert '0.0.0.0' not in found[0]['evidence'] and 'no address' in found[0]['evidence']
