@@ -27,6 +27,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
+from ansible_collections.npu.ascend.plugins.plugin_utils.preflight_summary import hosts_text as _names_text
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
@@ -705,12 +706,12 @@ def _hardware_text(hardware):
     return ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-'
 
 
+# The installed stack a group of nodes shares, and the versions the HTML page filters on.
+_STACK = (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'), ('docker_runtime', 'Docker runtime'))
+
+
 def _stack_text(versions):
-    parts = []
-    for component, title in (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'),
-                             ('docker_runtime', 'Docker runtime')):
-        parts.append('%s %s' % (title, _or_none(versions.get(component), 'none')))
-    return ', '.join(parts)
+    return ', '.join('%s %s' % (title, _or_none(versions.get(component), 'none')) for component, title in _STACK)
 
 
 def _chips_text(entry):
@@ -755,16 +756,9 @@ def host_ranges(hosts):
     return sorted(folded)
 
 
-# Host names (or ranges) shown in one cell of the groups' table before the rest is counted.
-HOSTS_SHOWN = 10
-
-
-def hosts_text(hosts, limit=HOSTS_SHOWN):
-    """``host_ranges`` joined by commas, those past ``limit`` counted: ``a, node-[001-480] and 12 more``."""
-    ranges = host_ranges(hosts)
-    if limit and len(ranges) > limit:
-        return '%s and %d more' % (', '.join(ranges[:limit]), len(ranges) - limit)
-    return ', '.join(ranges)
+def hosts_text(hosts):
+    """``host_ranges`` joined by commas, those past the first ten counted: ``a, node-[001-480] and 12 more``."""
+    return _names_text(host_ranges(hosts))
 
 
 def _node_view(entry):
@@ -808,21 +802,11 @@ def _node_view(entry):
         'states': [entry['status']] + [word for word, holds in (
             ('unreachable', not entry['reachable'] or bool((entry.get('stopped') or {}).get('unreachable'))),
             ('stopped', bool(entry.get('stopped')))) if holds],
-        'chip': _chip_text(entry['hardware']),
-        'versions': ['%s %s' % (title, entry['versions'][component]) for component, title in _FILTER_VERSIONS
+        'chip': _hardware_text(entry['hardware']) if entry['facts_available'] else 'not read',
+        'versions': ['%s %s' % (title, entry['versions'][component]) for component, title in _STACK
                      if entry['versions'].get(component)],
         'stage': (entry.get('stopped') or {}).get('stage') or ('completed' if entry['outcome'] == RUN_OK else 'not known'),
     }
-
-
-# The versions the HTML page filters on, with their titles.
-_FILTER_VERSIONS = (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'),
-                    ('docker_runtime', 'Docker runtime'))
-
-
-def _chip_text(hardware):
-    return ' '.join(_text(part) for part in (hardware.get('chip_family'), hardware.get('product')) if part) \
-        or 'not read'
 
 
 def _filter_values(rows):

@@ -193,9 +193,9 @@ def test_an_unreachable_node_is_not_validated_or_schedulable_and_failed_chips_ar
     ({'stage': 'hdk'}, [_host(number) for number in STOPPED_HDK]),
     ({'version': 'driver 24.1.rc2'}, [_host(number) for number in list(STOPPED_HDK) + list(OUTDATED)]),
     # The chip of a node that could not be read is not known.
-    ({'chip': '310p Atlas 300I Duo'}, [_host(number) for number in range(4, NODES + 1, 4) if number not in UNREACHABLE]),
+    ({'chip': 'Atlas 300I Duo 310p'}, [_host(number) for number in range(4, NODES + 1, 4) if number not in UNREACHABLE]),
     ({'chip': 'not read'}, [_host(number) for number in UNREACHABLE]),
-    ({'state': 'failed', 'chip': '310p Atlas 300I Duo'}, [_host(number) for number in range(21, 151) if number % 4 == 0]),
+    ({'state': 'failed', 'chip': 'Atlas 300I Duo 310p'}, [_host(number) for number in range(21, 151) if number % 4 == 0]),
     ({'state': 'error'}, [_host(number) for number in UNREACHABLE]),
     ({'state': 'passed', 'version': 'driver 24.1.rc2'}, []),
     ({}, [_host(number) for number in range(1, NODES + 1)]),
