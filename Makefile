@@ -42,7 +42,9 @@ FLEET := $(VENV_BIN)/python sandbox/fleet.py
 # working set-up. qemu-user-static and binfmt-support run the aarch64 node of the host_stack_arm
 # scenario; installing them registers qemu's formats in the host kernel's binfmt_misc (a change
 # to the host, which that scenario's create step makes explicitly and idempotently anyway).
-DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl openssh-client qemu-user-static binfmt-support
+# chromium is the browser the unit tests open the HTML fleet report in (Playwright from
+# requirements.txt drives it; no browser is downloaded).
+DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git python3-venv ca-certificates shellcheck busybox-static openssl openssh-client qemu-user-static binfmt-support chromium
 
 # Each sandbox node's systemd takes a dozen or more inotify instances; Debian's default of 128
 # per user runs out at about ten nodes (molecule scenarios side by side, make bench's fleet), and

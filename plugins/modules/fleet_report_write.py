@@ -66,7 +66,10 @@ options:
       C(msg) when it failed).
     type: dict
   run:
-    description: What the report records of the run (play, playbook_dir, check_mode, ansible_version, limit, hosts).
+    description:
+      - What the report records of the run (play, playbook_dir, check_mode, ansible_version, limit, hosts).
+      - C(run_tags) and C(skip_tags), the run's C(ansible_run_tags) and C(ansible_skip_tags), name the stages the run
+        left out (C(host_stack), C(kubernetes)); their checks are skipped, not failed, and the report notes it.
     type: dict
     default: {}
   set_stats:
@@ -159,4 +162,8 @@ fleet_report:
       description: Per host its C(status), its C(problems) (each the check's name, a colon and its message) and its C(changes) since the previous
         report.
       type: dict
+    stages_left_out:
+      description: The stages the run left out (C(host_stack), C(kubernetes)), whose checks the report skips.
+      type: list
+      elements: str
 '''

@@ -27,6 +27,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
+from ansible_collections.npu.ascend.plugins.plugin_utils.preflight_summary import hosts_text as _names_text
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
@@ -52,6 +53,16 @@ CHECK_PREFLIGHT = 'preflight'
 CHECK_DOCTOR = 'doctor'
 # Always present, for every node; the others only when the run has something to say.
 CORE_CHECKS = (CHECK_CHIPS, CHECK_VERSIONS, CHECK_VALIDATED, CHECK_SCHEDULABLE)
+
+# The stages of npu.ascend.provision a run can leave out with --skip-tags or --tags, each with the
+# tags of its plays (playbooks/site.yml, kubernetes.yml), and the checks that judge what it does.
+STAGE_HOST_STACK = 'host_stack'
+STAGE_KUBERNETES = 'kubernetes'
+STAGE_TAGS = {
+    STAGE_HOST_STACK: ('host_stack', 'hdk', 'cann', 'container_runtime', 'hccn', 'vnpu'),
+    STAGE_KUBERNETES: ('kubernetes', 'k8s_node', 'device_plugin', 'exporter', 'validate', 'viewer'),
+}
+STAGE_CHECKS = {STAGE_HOST_STACK: (CHECK_VERSIONS,), STAGE_KUBERNETES: (CHECK_VALIDATED, CHECK_SCHEDULABLE)}
 
 RUN_OK = 'ok'
 RUN_FAILED = 'failed'
@@ -308,7 +319,7 @@ def _check_doctor(findings):
     return _check(CHECK_DOCTOR, PASSED, 'no findings')
 
 
-def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outcome=None, domain=None):
+def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outcome=None, domain=None, left_out=()):
     """The report entry of one node.
 
     ``gathered``: ``{facts, facts_error, npu_smi, npu_smi_error, unreachable}``, where ``facts``
@@ -317,7 +328,8 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
     None. ``wanted``: component -> wanted version (``wanted_stack.wanted_stack``). ``published``: what the roles of
     the run published for the node (``preflight_report``, ``k8s_node_result``,
     ``doctor_findings``, ``extra``). ``outcome``: ``ok``, ``failed`` (earlier in the run) or
-    None (not known).
+    None (not known). ``left_out``: the stages the run left out (``stages_left_out``), whose checks
+    are skipped, not failed.
     """
     gathered = gathered or {}
     published = published or {}
@@ -360,9 +372,24 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
     checks = [_check_chips(entry), _check_versions(entry), _check_validated(entry, domain),
               _check_schedulable(entry)]
     if not entry['reachable']:
-        # Nothing read from the node can be judged; the cluster's view still can.
+        # Nothing read from the node can be judged.
         for index, check in enumerate(checks[:2]):
             checks[index] = _check(check['name'], ERROR, errors[0])
+    if not entry['facts_available']:
+        # The cluster's Node alone does not make a node that could not be read good: a Node stays
+        # labelled validated and schedulable a while after its server went down. What the cluster
+        # says against it (cordoned, not validated) stands.
+        for index in (2, 3):
+            if checks[index]['status'] == PASSED:
+                checks[index] = _check(checks[index]['name'], SKIPPED, 'not judged, since nothing was read from the '
+                                       'node (%s); the cluster\'s Node says: %s'
+                                       % (errors[0] if errors else 'no facts', checks[index]['message']))
+    for stage, indexes in ((STAGE_HOST_STACK, (1,)), (STAGE_KUBERNETES, (2, 3))):
+        if stage in left_out:
+            for index in indexes:
+                if checks[index]['status'] != SKIPPED:
+                    checks[index] = _check(checks[index]['name'], SKIPPED, 'not judged: the run left out the %s stage '
+                                           '(its tags); as it is now: %s' % (stage, checks[index]['message']))
     stopped = published.get('outcome_stopped') if isinstance(published.get('outcome_stopped'), dict) else None
     entry['stopped'] = None if outcome == RUN_OK or stopped is None else {
         'stage': _text(stopped.get('stage')) or 'unknown', 'task': _text(stopped.get('task')),
@@ -380,6 +407,20 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
     entry['status'] = _node_status(checks)
     entry['changes'] = []
     return entry
+
+
+def stages_left_out(run_tags=None, skip_tags=None):
+    """The stages (STAGE_TAGS) a run with these tags (``ansible_run_tags``, ``ansible_skip_tags``) left out.
+
+    A stage is left out when ``--skip-tags`` names it, or when ``--tags`` picks some stage's tags
+    and none of this one's. ``--tags report`` alone picks no stage: the report judges everything.
+    """
+    run_tags = set(_text(tag) for tag in run_tags or [])
+    skip_tags = set(_text(tag) for tag in skip_tags or [])
+    picked = bool(run_tags) and 'all' not in run_tags and any(
+        not run_tags.isdisjoint(tags) for tags in STAGE_TAGS.values())
+    return [stage for stage in sorted(STAGE_TAGS)
+            if stage in skip_tags or 'all' in skip_tags or (picked and run_tags.isdisjoint(STAGE_TAGS[stage]))]
 
 
 def _check_run_stopped(stopped):
@@ -547,6 +588,9 @@ def report_from_inputs(nodes, previous=None, run=None, generated_at=None, domain
     names the node and what is wrong with its input."""
     if not isinstance(nodes, list):
         raise ValueError('expects a list of nodes, got %s' % type(nodes).__name__)
+    run = dict(run or {})
+    left_out = stages_left_out(run.get('run_tags'), run.get('skip_tags'))
+    run['stages_left_out'] = left_out
     entries = []
     for node in nodes:
         if not isinstance(node, dict) or not node.get('host'):
@@ -558,10 +602,16 @@ def report_from_inputs(nodes, previous=None, run=None, generated_at=None, domain
         try:
             entries.append(node_entry(
                 str(node['host']), gathered=node.get('gathered'), k8s=node.get('k8s'), wanted=node.get('wanted'),
-                published=node.get('published'), outcome=node.get('outcome'), domain=domain))
+                published=node.get('published'), outcome=node.get('outcome'), domain=domain, left_out=left_out))
         except (TypeError, ValueError, AttributeError) as error:
             raise ValueError('node %s: %s' % (node['host'], error))
-    return build_report(entries, previous=previous, run=run, generated_at=generated_at)
+    report = build_report(entries, previous=previous, run=run, generated_at=generated_at)
+    if left_out:
+        report['notes'].append('This run left out the stage%s %s (--skip-tags or --tags): %s %s skipped, not judged.' % (
+            's' if len(left_out) > 1 else '', ', '.join(left_out),
+            ', '.join(check for stage in left_out for check in STAGE_CHECKS[stage]),
+            'are' if sum(len(STAGE_CHECKS[stage]) for stage in left_out) > 1 else 'is'))
+    return report
 
 
 def to_json(report):
@@ -656,19 +706,59 @@ def _hardware_text(hardware):
     return ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-'
 
 
+# The installed stack a group of nodes shares, and the versions the HTML page filters on.
+_STACK = (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'), ('docker_runtime', 'Docker runtime'))
+
+
 def _stack_text(versions):
-    parts = []
-    for component, title in (('firmware', 'firmware'), ('driver', 'driver'), ('toolkit', 'CANN'),
-                             ('docker_runtime', 'Docker runtime')):
-        parts.append('%s %s' % (title, _or_none(versions.get(component), 'none')))
-    return ', '.join(parts)
+    return ', '.join('%s %s' % (title, _or_none(versions.get(component), 'none')) for component, title in _STACK)
 
 
 def _chips_text(entry):
+    """The chips' cell: ``7/8 OK``, or why there is no count (a count of 0/0 would read as healthy)."""
     health = entry['health']
-    if entry['npu_smi_available'] or health['chips']:
+    if not entry['facts_available']:
+        return 'not read'
+    if health['npu_smi_error']:
+        return 'unknown: npu-smi failed'
+    if health['chips']:
         return '%s/%s OK' % (health['healthy'], health['chips'])
-    return '-'
+    if entry['npu_smi_available']:
+        return 'none listed by npu-smi'
+    return 'unknown: no npu-smi'
+
+
+_NUMBERED = re.compile(r'^(.*?)(\d+)$')
+
+
+def host_ranges(hosts):
+    """Host names with runs of consecutive numbers folded: ``node-001, node-002, node-003, gpu`` ->
+    ``['gpu', 'node-[001-003]']`` (names of one prefix and one number width, sorted)."""
+    runs, others = {}, []
+    for host in sorted(set(_text(host) for host in hosts)):
+        match = _NUMBERED.match(host)
+        if match:
+            runs.setdefault((match.group(1), len(match.group(2))), []).append(int(match.group(2)))
+        else:
+            others.append(host)
+    folded = list(others)
+    for (prefix, width), numbers in runs.items():
+        numbers.sort()
+        start = previous = numbers[0]
+        for number in numbers[1:] + [None]:
+            if number is not None and number == previous + 1:
+                previous = number
+                continue
+            first, last = '%0*d' % (width, start), '%0*d' % (width, previous)
+            folded.append('%s%s' % (prefix, first) if start == previous else '%s[%s-%s]' % (prefix, first, last))
+            if number is not None:
+                start = previous = number
+    return sorted(folded)
+
+
+def hosts_text(hosts):
+    """``host_ranges`` joined by commas, those past the first ten counted: ``a, node-[001-480] and 12 more``."""
+    return _names_text(host_ranges(hosts))
 
 
 def _node_view(entry):
@@ -707,6 +797,26 @@ def _node_view(entry):
         'changes': [change['text'] for change in entry['changes']],
         'stopped': entry.get('stopped'),
         'vnpus': _vnpu_text(kubernetes if kubernetes and kubernetes['found'] else None),
+        # What the HTML page filters on: the state (status, and unreachable or stopped), the chip,
+        # the installed versions, and the stage the node stopped at.
+        'states': [entry['status']] + [word for word, holds in (
+            ('unreachable', not entry['reachable'] or bool((entry.get('stopped') or {}).get('unreachable'))),
+            ('stopped', bool(entry.get('stopped')))) if holds],
+        'chip': _hardware_text(entry['hardware']) if entry['facts_available'] else 'not read',
+        'versions': ['%s %s' % (title, entry['versions'][component]) for component, title in _STACK
+                     if entry['versions'].get(component)],
+        'stage': (entry.get('stopped') or {}).get('stage') or ('completed' if entry['outcome'] == RUN_OK else 'not known'),
+    }
+
+
+def _filter_values(rows):
+    """The choices of the HTML page's filters: every value some node has, sorted."""
+    order = dict((status, rank) for rank, status in enumerate((ERROR, 'unreachable', 'stopped', FAILED, PASSED)))
+    return {
+        'state': sorted(set(state for row in rows for state in row['states']), key=lambda state: (order.get(state, 9), state)),
+        'chip': sorted(set(row['chip'] for row in rows)),
+        'version': sorted(set(version for row in rows for version in row['versions'])),
+        'stage': sorted(set(row['stage'] for row in rows)),
     }
 
 
@@ -737,6 +847,9 @@ def report_view(report):
         group['hosts'].sort()
         group['failing'].sort()
         group['status'] = PASSED if not group['failing'] else FAILED
+        # A group of hundreds of nodes is one cell: their names folded into ranges, the rest counted.
+        group['hosts_text'] = hosts_text(group['hosts'])
+        group['failing_text'] = hosts_text(group['failing'])
         ordered_groups.append(group)
     run = report.get('run') or {}
     return {
@@ -750,6 +863,8 @@ def report_view(report):
         'failing': failing,
         'passing': passing,
         'groups': ordered_groups,
+        'filters': _filter_values(rows),
+        'stages_left_out': list(run.get('stages_left_out') or []),
     }
 
 
@@ -865,7 +980,8 @@ def published_result(report, directory, files):
                          if check['status'] in (FAILED, ERROR)],
             'changes': [change['text'] for change in entry['changes']],
         }
-    return {'dir': directory, 'files': list(files), 'summary': report['summary'], 'nodes': nodes}
+    return {'dir': directory, 'files': list(files), 'summary': report['summary'], 'nodes': nodes,
+            'stages_left_out': list((report.get('run') or {}).get('stages_left_out') or [])}
 
 
 # --------------------------------------------------------------------------------------

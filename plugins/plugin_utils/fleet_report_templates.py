@@ -14,16 +14,26 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import hashlib
 import os
 
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 
 TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                              'roles', 'fleet_report', 'templates')
 TEMPLATES = {'markdown': 'fleet-report.md.j2', 'html': 'fleet-report.html.j2'}
+
+
+def csp_hash(text):
+    """The Content-Security-Policy source of an inline script: ``'sha256-<base64 of its digest>'`` (quotes and
+    base64 only, so it is safe in HTML as it is)."""
+    digest = hashlib.sha256(str(text).encode('utf-8')).digest()
+    return Markup("'sha256-%s'" % base64.b64encode(digest).decode('ascii'))
 
 
 class ReportTemplateError(ValueError):
@@ -38,6 +48,7 @@ def _environment(fmt, template_dir, builtin_dir):
                                        autoescape=(fmt == 'html'), trim_blocks=True, lstrip_blocks=True,
                                        keep_trailing_newline=True)
     environment.filters['md'] = report_lib.markdown_text
+    environment.filters['csp_hash'] = csp_hash
     return environment
 
 

@@ -167,8 +167,14 @@ def test_unreachable_and_failed_earlier_nodes(node_data):
     checks = _checks(entry)
     assert checks['chips healthy']['status'] == checks['versions as wanted']['status'] == 'error'
     assert 'unreachable: ssh: connect to host timed out' == checks['chips healthy']['message']
-    # The cluster's view does not depend on the node answering.
-    assert checks['schedulable']['status'] == 'passed'
+    # A Node that still says validated and schedulable does not make a node nobody could read good.
+    assert checks['validated']['status'] == checks['schedulable']['status'] == 'skipped'
+    assert checks['schedulable']['message'].startswith('not judged, since nothing was read from the node '
+                                                       '(unreachable: ssh: connect to host timed out)')
+    # What the cluster says against the node stands.
+    node = copy.deepcopy(k8s)
+    node['node']['spec']['unschedulable'] = True
+    assert _checks(fr.node_entry('node-a', gathered, node, WANTED))['schedulable']['status'] == 'failed'
     assert checks['run']['status'] == 'failed'
     assert entry['status'] == 'error'
 
@@ -380,9 +386,12 @@ def test_html_escapes_everything_from_nodes(node_data):
     gathered['npu_smi']['chips'][0]['health'] = HOSTILE
     report = fr.build_report([fr.node_entry('<b>host</b>', gathered, k8s, WANTED)], generated_at='now')
     page = templates.render(report, 'html')
-    assert '<script>' not in page and '<b>host</b>' not in page
+    # The page's one script is its own (the filters), the one its Content-Security-Policy allows.
+    assert page.count('<script>') == 1 and '<b>host</b>' not in page
+    script = page[page.index('<script>') + len('<script>'):page.index('</script>')]
+    assert "script-src %s;" % templates.csp_hash(script) in page
     assert '&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp;' in page
-    assert '<h3 id="node-1">&lt;b&gt;host&lt;/b&gt;</h3>' in page
+    assert '<td>&lt;b&gt;host&lt;/b&gt;</td>' in page
     assert page.startswith('<!DOCTYPE html>')
 
 

@@ -65,14 +65,18 @@ def test_markdown_leads_with_failures_and_collapses_passing_nodes():
     assert '### a2-01' not in text and '### a2-02' in text
 
 
-def test_html_colours_status_cells_and_folds_passing_nodes_into_details():
+def test_html_colours_status_cells_and_lists_failing_then_passing_nodes_in_scroll_boxes():
     page = templates.render(FLEET, 'html')
     assert '<td class="status error">ERROR</td>' in page and '<td class="status failed">FAIL</td>' in page
     assert re.search(r'\.failed\{background:#[0-9a-f]+', page)
-    details = page[page.index('<details>'):page.index('</details>')]
-    assert details.count('<tr><td>') == 3 and '<td class="status passed">PASS</td>' in details
-    assert page.index('Failing nodes (3)') < page.index('<details>')
-    assert 'a2-02' not in details
+    failing = page[page.index('<table id="failing-nodes">'):page.index('</table>', page.index('<table id="failing-nodes">'))]
+    passing = page[page.index('<table id="passing-nodes">'):page.index('</table>', page.index('<table id="passing-nodes">'))]
+    assert re.findall(r'<tr data-state="[^"]*"[^>]*><td>([^<]+)</td>', failing) == ['duo-02', 'a2-02', 'a2-03']
+    assert re.findall(r'<tr data-state="[^"]*"[^>]*><td>([^<]+)</td>', passing) == ['a2-01', 'duo-01', 'duo-03']
+    assert '<td class="status passed">PASS</td>' in passing
+    # Each table scrolls in a box of its own: the page stays a few screens tall whatever the fleet.
+    assert page.index('<div class="scroll"><table id="failing-nodes">') < page.index(
+        '<div class="scroll short"><table id="passing-nodes">') < page.index('<h2>By server model and stack</h2>')
 
 
 def test_an_all_passing_fleet_has_no_failing_section():
@@ -140,3 +144,40 @@ def test_every_node_is_listed_once_and_failing_before_passing(hosts):
     text = templates.render(report, 'markdown')
     for node in view['failing']:
         assert '### %s' % fr.markdown_text(node['host']) in text
+
+
+def _unreadable_chips(host, npu_smi_error=None, npu_smi_path='/usr/local/sbin/npu-smi'):
+    facts = dict(A2, npu_smi_path=npu_smi_path, reboot_pending=False, installed={'driver': {'version': '25.0.rc1.1'}})
+    return fr.node_entry(host, {'facts': facts, 'npu_smi': None, 'npu_smi_error': npu_smi_error}, wanted=WANTED)
+
+
+def test_chips_that_could_not_be_counted_never_read_as_healthy():
+    error = 'npu-smi info failed on a2-09: dcmi module initialize failed. ret is -8005'
+    view = fr.report_view(_report(_unreadable_chips('a2-09', error), _unreadable_chips('a2-10'),
+                                  _unreadable_chips('a2-11', npu_smi_path=None), _node('duo-02', DUO, unreachable=True)))
+    cells = dict((row['host'], row['chips']) for row in view['failing'])
+    assert cells == {'a2-09': 'unknown: npu-smi failed', 'a2-10': 'none listed by npu-smi',
+                     'a2-11': 'unknown: no npu-smi', 'duo-02': 'not read'}
+    page = templates.render(_report(_unreadable_chips('a2-09', error)), 'html')
+    assert '0/0 OK' not in page and '<td>unknown: npu-smi failed</td>' in page
+
+
+def test_a_group_of_hundreds_of_nodes_is_one_short_cell():
+    hosts = ['npu-%04d' % number for number in range(1, 481)] + ['npu-%04d' % number for number in range(500, 521)]
+    report = _report(*[_node(host, A2) for host in hosts + ['gpu-box']])
+    group = fr.report_view(report)['groups'][0]
+    assert len(group['hosts']) == 502
+    assert group['hosts_text'] == 'gpu-box, npu-[0001-0480], npu-[0500-0520]'
+    # Names without a run of numbers: the first ten, and the rest counted.
+    scattered = fr.report_view(_report(*[_node('node-%s' % letter, A2) for letter in 'abcdefghijklmnop']))
+    assert scattered['groups'][0]['hosts_text'] == ', '.join('node-%s' % letter for letter in 'abcdefghij') + ' and 6 more'
+    html = templates.render(report, 'html')
+    assert '<td>gpu-box, npu-[0001-0480], npu-[0500-0520]</td>' in html[html.index('By server model and stack'):]
+    markdown = templates.render(report, 'markdown')
+    groups = markdown[markdown.index('## By server model and stack'):markdown.index('## Passing nodes')]
+    assert 'npu-0002' not in groups and 'npu-\\[0001-0480\\]' in groups
+
+
+def test_host_ranges_keep_number_widths_and_single_numbers_apart():
+    assert fr.host_ranges(['n9', 'n10', 'n11', 'n-01', 'n-02', 'n-04', 'x', 'n-02']) == [
+        'n-04', 'n-[01-02]', 'n9', 'n[10-11]', 'x']

@@ -29,7 +29,7 @@ def test_fleet_report_builds_and_renders_every_format():
     root = ET.fromstring(fleet_report_render(report, 'junit'))
     assert len(root.find('testsuite').findall('testcase')) == 5
     assert '### duo-01' in fleet_report_render(report, 'markdown')
-    assert '<h3 id="node-1">duo-01</h3>' in fleet_report_render(report, 'html')
+    assert '<td>duo-01</td>' in fleet_report_render(report, 'html')
     again = fleet_report(_nodes(), previous=fleet_report_render(report))
     assert again['nodes']['duo-01']['changes'] == []
 

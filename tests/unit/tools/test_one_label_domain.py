@@ -36,7 +36,7 @@ def _role_files():
         yield from sorted(ROLES.glob(pattern))
 
 
-YAML_AND_TEMPLATES = list(_role_files()) + sorted((REPO / 'playbooks').glob('*.yml'))
+YAML_AND_TEMPLATES = list(_role_files()) + sorted((REPO / 'playbooks').rglob('*.yml'))
 
 
 @pytest.mark.parametrize('path', YAML_AND_TEMPLATES, ids=lambda path: str(path.relative_to(REPO)))
@@ -102,7 +102,7 @@ def _tasks(node):
             yield from _tasks(node.get(section))
 
 
-TASK_FILES = sorted(ROLES.glob('*/tasks/*.yml')) + sorted((REPO / 'playbooks').glob('*.yml'))
+TASK_FILES = sorted(ROLES.glob('*/tasks/*.yml')) + sorted((REPO / 'playbooks').rglob('*.yml'))
 
 
 @pytest.mark.parametrize('path', TASK_FILES, ids=lambda path: str(path.relative_to(REPO)))
