@@ -83,11 +83,12 @@ def summary(index):
 # The verbatim record of every read the collection makes on a node (docs/collect.md, "Replaying a
 # bundle"): ``commands/<tool> <arg> <arg>...`` plus ``.txt`` (stdout as printed), ``.rc`` (the exit
 # status) and ``.stderr.txt`` (only when something was printed there). The tool is named by its
-# base name; in an argument a space, ``%``, ``/`` and anything unprintable are written %XX, so that
-# one argv gives one member name and back. sandbox/packages/payload/ascend_sim.py maps an argv the
+# base name; in an argument a space, ``%``, ``/``, the characters Windows refuses in a file name
+# (``\\:<>"|?*``) and anything unprintable are written %XX, so that one argv gives one member name and
+# back, and a bundle unpacks anywhere. sandbox/packages/payload/ascend_sim.py maps an argv the
 # same way (the sandbox may not import this file; tests/unit/sandbox checks that both agree).
 COMMANDS_DIR = 'commands/'
-_UNSAFE = re.compile(r'[^\x21-\x7e]|[%/]')
+_UNSAFE = re.compile(r'[^\x21-\x7e]|[%/\\:<>"|?*]')
 NPU_SMI_READS = (('info',), ('info', '-l'), ('info', '-m'))
 NPU_SMI_VNPU_READS = (('info', '-t', 'template-info'), ('info', '-t', 'vnpu-mode'), ('info', '-t', 'vnpu-cfg-recover'))
 # What hccn_reader reads of each NPU (every READS entry), in its argv.

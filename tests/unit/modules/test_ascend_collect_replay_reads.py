@@ -70,7 +70,7 @@ def test_every_read_is_kept_verbatim_with_its_exit_status(node, run_module):
     assert members['commands/hccn_tool -i 7 -ip -g.txt'] == b'Get ipconf failed, because no ip was preset there!\n'
     assert members['commands/hccn_tool -i 7 -ip -g.rc'] == b'255\n'
     assert members['commands/hccn_tool -i 0 -net_health -g.txt'] == b'read -i 0 -net_health -g\n'
-    assert members['commands/lspci -vmm -nn -D -d 19e5:.txt'] == b'lspci -vmm -nn -D -d 19e5:\n'
+    assert members['commands/lspci -vmm -nn -D -d 19e5%3A.txt'] == b'lspci -vmm -nn -D -d 19e5:\n'
     by_member = dict((entry['member'], entry) for entry in result['index'])
     assert by_member['commands/hccn_tool -i 7 -ip -g.rc']['detail'] == 'exit 255'
 
