@@ -721,24 +721,15 @@ def load_replay():
 
 class ReplaySpec(NodeSpec):
     """A node made from a real server's diagnostics bundle (sandbox/README.md, "Replaying a server"): its
-    hardware is what the bundle's reads show, its fake npu-smi and hccn_tool answer those reads verbatim."""
+    hardware is what the bundle's reads show, its fake npu-smi and hccn_tool answer those reads verbatim.
+    The bundle is read when first needed, so that `down` works for a node whose bundle is gone."""
 
     def __init__(self, name, bundle, bundle_node=None, faults=None, node_os=None, kubelet=False, light=False,
                  fabric=None):
-        replay = load_replay()
-        try:
-            self.members = replay.read_bundle(bundle, bundle_node)
-            self._hardware = replay.hardware(self.members, PRODUCTS, HUAWEI_PCI_VENDOR)
-        except replay.BundleError as error:
-            raise SandboxError("%s: cannot replay %s: %s" % (name, bundle, error))
         self.bundle = str(bundle)
+        self.bundle_node = bundle_node
+        self._members = self._hardware = None
         self.name = name
-        self.product = self._hardware["product"]
-        self.chip_name = self._hardware["chip_name"]
-        self.npu_ids = [npu["npu_id"] for npu in self._hardware["npus"]]
-        self.npu_count = len(self.npu_ids)
-        self.chips_per_npu = max(len(npu["chips"]) for npu in self._hardware["npus"])
-        self.arch = self._hardware["arch"]
         check_node_os(node_os, name)
         self.node_os = node_os
         self.unhealthy_chips = []
@@ -746,19 +737,58 @@ class ReplaySpec(NodeSpec):
         self.kubelet = bool(kubelet)
         self.light = bool(light)
         self.fabric = fabric or None
-        if self.fabric and not self._hardware.get("roce"):
-            raise SandboxError("%s: the bundle %s shows no NPU RoCE port (no hccn_tool read answered) to cable to "
-                               "fabric %s; remove sandbox_fabric" % (name, bundle, self.fabric))
+
+    def _load(self):
+        if self._hardware is None:
+            replay = load_replay()
+            try:
+                self._members = replay.read_bundle(self.bundle, self.bundle_node)
+                self._hardware = replay.hardware(self._members, PRODUCTS, HUAWEI_PCI_VENDOR)
+            except replay.BundleError as error:
+                raise SandboxError("%s: cannot replay %s: %s" % (self.name, self.bundle, error))
+            if self.fabric and not self._hardware.get("roce"):
+                raise SandboxError("%s: the bundle %s shows no NPU RoCE port (no hccn_tool read answered) to cable "
+                                   "to fabric %s; remove sandbox_fabric" % (self.name, self.bundle, self.fabric))
+        return self._hardware
+
+    @property
+    def members(self):
+        self._load()
+        return self._members
+
+    @property
+    def product(self):
+        return self._load()["product"]
+
+    @property
+    def chip_name(self):
+        return self._load()["chip_name"]
+
+    @property
+    def npu_ids(self):
+        return [npu["npu_id"] for npu in self._load()["npus"]]
+
+    @property
+    def npu_count(self):
+        return len(self.npu_ids)
+
+    @property
+    def chips_per_npu(self):
+        return max(len(npu["chips"]) for npu in self._load()["npus"])
+
+    @property
+    def arch(self):
+        return self._load()["arch"]
 
     def hardware(self):
-        return json.loads(json.dumps(self._hardware))
+        return json.loads(json.dumps(self._load()))
 
     def hardware_fingerprint(self):
         base = NodeSpec.hardware_fingerprint(self)
         return hashlib.sha256((base + load_replay().digest(self.members)).encode()).hexdigest()[:12]
 
     def overlay(self):
-        return load_replay().overlay(self.members, self._hardware)
+        return load_replay().overlay(self.members, self._load())
 
     def write_replay_dir(self, hardware_dir):
         load_replay().write_replay_dir(self.members, Path(hardware_dir) / load_replay().REPLAY_SUBDIR)
@@ -1230,12 +1260,16 @@ class Fleet:
     def status(self):
         rows = []
         for spec in self.specs.values():
+            try:
+                product = spec.product
+            except SandboxError:
+                product = "replay of %s (unreadable)" % spec.bundle
             current = self.inspect(spec.name)
             if current is None:
-                rows.append((spec.name, "absent", "-", "-", spec.product))
+                rows.append((spec.name, "absent", "-", "-", product))
                 continue
             rows.append((spec.name, current["State"]["Status"], current.get("ImageName", "-"),
-                         str(current.get("RestartCount", 0)), spec.product))
+                         str(current.get("RestartCount", 0)), product))
         return rows
 
     def exec(self, host, argv, check=True, input=None, interactive=False):

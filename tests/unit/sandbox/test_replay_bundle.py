@@ -190,7 +190,7 @@ def test_a_fleet_archive_names_the_node_to_replay(fleet, tmp_path):
                               'npu-ascend-collect-20261207T120000Z/train-01.tar.gz': _node_bundle(A2),
                               'npu-ascend-collect-20261207T120000Z/infer-01.tar.gz': _node_bundle(P310)}))
     with pytest.raises(fleet.SandboxError, match='fleet archive with the bundles of infer-01, train-01; fix: name the node'):
-        fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(archive)})
+        fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(archive)}).hardware()
     spec = fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(archive), 'sandbox_replay_node': 'infer-01'})
     assert spec.npu_ids == [32896]
     single = tmp_path / 'train-01.tar.gz'
@@ -208,15 +208,28 @@ def test_a_fleet_archive_names_the_node_to_replay(fleet, tmp_path):
 def test_a_bundle_that_cannot_make_a_node_says_why(fleet, tmp_path, members, message):
     path = tmp_path / 'bundle.tar.gz'
     path.write_bytes(_tar(members))
+    spec = fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(path)})
     with pytest.raises(fleet.SandboxError, match='r1: cannot replay .*' + message):
-        fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(path)})
+        spec.npu_ids
 
 
 def test_not_a_bundle_at_all(fleet, tmp_path):
     path = tmp_path / 'x.tar.gz'
     path.write_text('not a tar')
     with pytest.raises(fleet.SandboxError, match='cannot be read as a bundle'):
-        fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(path)})
+        fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(path)}).arch
+
+
+def test_a_node_whose_bundle_is_gone_can_still_be_removed(fleet, tmp_path, monkeypatch):
+    monkeypatch.setattr(fleet, 'NODES_STATE_DIR', tmp_path / 'nodes')
+    monkeypatch.setattr(fleet, 'podman', lambda *args, **kwargs: None)
+    monkeypatch.setattr(fleet, 'release_bridge', lambda: None)
+    (tmp_path / 'nodes' / 'r1').mkdir(parents=True)
+    gone = fleet.Fleet([fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(tmp_path / 'gone.tar.gz')})])
+    gone.down()
+    assert not (tmp_path / 'nodes' / 'r1').exists()
+    with pytest.raises(fleet.SandboxError, match='r1: cannot replay'):
+        gone.spec('r1').hardware()
 
 
 def test_from_bundle_makes_one_node(fleet):
