@@ -788,7 +788,8 @@ class ReplaySpec(NodeSpec):
         return hashlib.sha256((base + load_replay().digest(self.members)).encode()).hexdigest()[:12]
 
     def overlay(self):
-        return load_replay().overlay(self.members, self._load())
+        # The node runs the host's kernel.
+        return load_replay().overlay(self.members, self._load(), os.uname().release)
 
     def write_replay_dir(self, hardware_dir):
         load_replay().write_replay_dir(self.members, Path(hardware_dir) / load_replay().REPLAY_SUBDIR)

@@ -269,10 +269,22 @@ def _script(name):
     return ("#!/usr/bin/python3\n" + (PAYLOAD_DIR / name).read_text()).encode()
 
 
-def overlay(members, described):
+# The modules the fake driver installs for the running kernel (installer.py KERNEL_MODULES); the boot
+# service creates the device nodes only where they are.
+KERNEL_MODULES = ("drv_pcie_hdc_host", "drv_seclib_host")
+
+
+def overlay(members, described, kernel_release):
     """A tar stream (bytes) for ``podman cp - <node>:/`` before the first boot: the bundle's files at
-    their paths, the fake npu-smi (and hccn_tool on a node with RoCE ports) and their DCMI stand-in."""
+    their paths, the fake npu-smi (and hccn_tool on a node with RoCE ports) and their DCMI stand-in, and,
+    where the bundle's npu-smi answered (its driver was loaded), the driver's kernel modules for the
+    running kernel ``kernel_release``, so that the node boots with its device nodes."""
     entries = dict(node_files(members))
+    if recorded(members, "npu-smi", ["info"])[0] == 0:
+        for module in KERNEL_MODULES:
+            # /lib is a link to /usr/lib on the node (merged /usr): the tar names the directory itself.
+            entries["usr/lib/modules/%s/updates/%s.ko" % (kernel_release, module)] = (
+                "simulated kernel module %s of a replayed node (ascend-sandbox)\n" % module).encode()
     entries[NPU_SMI_PATH] = _script("npu_smi.py")
     entries[DCMI_DIR + "/ascend_sim.py"] = (PAYLOAD_DIR / "ascend_sim.py").read_bytes()
     links = {NPU_SMI_LINK: "/" + NPU_SMI_PATH}

@@ -154,6 +154,8 @@ def test_the_node_gets_the_bundles_files_and_the_tools(fleet):
     assert entries['usr/local/sbin/npu-smi'].mode == 0o755 and entries['usr/local/Ascend/driver/tools/hccn_tool'].mode == 0o755
     assert entries['usr/local/bin/hccn_tool'].linkname == '/usr/local/Ascend/driver/tools/hccn_tool'
     assert 'etc/os-release' not in entries
+    assert entries['usr/lib/modules/%s/updates/drv_pcie_hdc_host.ko' % os.uname().release].isfile()
+    assert not [name for name in entries if name.split('/')[0] in ('lib', 'bin', 'sbin')]
     inference = _overlay(fleet.NodeSpec.from_host_vars('r2', {'sandbox_replay_bundle': P310}))
     assert 'usr/local/bin/hccn_tool' not in inference and 'etc/hccn.conf' not in inference
 
