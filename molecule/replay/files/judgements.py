@@ -12,6 +12,7 @@ read of the collection records), the same plan, the same doctor findings, the sa
 """
 import json
 import os
+import re
 import sys
 
 # Preflight checks judged from the node's distribution packages, which a bundle does not record:
@@ -21,7 +22,13 @@ PACKAGE_STATE_CHECKS = ('kernel headers', 'NPU kernel modules')
 
 def _task_results(path, task_suffix):
     with open(path) as handle:
-        document = json.load(handle)
+        text = handle.read()
+    # The JSON document starts at the first line that is "{" (a callback may print before it).
+    start = text.find('{\n') if text.startswith('{') else text.find('\n{\n') + 1
+    try:
+        document = json.loads(text[start:] if start >= 0 else text)
+    except ValueError as error:
+        raise SystemExit('%s holds no JSON of ansible.posix.json (%s); its run printed: %s' % (path, error, text[-2000:]))
     for play in document.get('plays', []):
         for task in play.get('tasks', []):
             if task['task']['name'].endswith(task_suffix):
@@ -45,7 +52,9 @@ def judgements(run_dir):
 
 
 def _renamed(value, original, copy):
-    return json.loads(json.dumps(value).replace(copy, original))
+    """``value`` with the copy's name, where it stands as a name of its own, spelt as the original's."""
+    pattern = r'(?<![\w.-])' + re.escape(copy) + r'(?![\w-])'
+    return json.loads(re.sub(pattern, original, json.dumps(value)))
 
 
 def differences(nodes, original, copy):
