@@ -10,9 +10,11 @@ bundle's version files at their paths, the fake npu-smi and hccn_tool). Like eve
 sandbox/ it reads the documented bundle format and never imports the collection's code.
 """
 
+import importlib.util
 import io
 import json
 import re
+import sys
 import tarfile
 from pathlib import Path
 
@@ -35,18 +37,27 @@ NODE_FILE_PATTERNS = (re.compile(r"^etc/ascend_install\.info$"), re.compile(r"^e
                       re.compile(r"^etc/hccn\.conf$"), re.compile(r"^.+/(version\.info|version\.cfg|"
                                                                   r"ascend_toolkit_install\.info|"
                                                                   r"ascend_docker_runtime_install\.info)$"))
-_UNSAFE = re.compile(r"[^\x21-\x7e]|[%/\\:<>\"|?*]")
 
 
 class BundleError(Exception):
     """The bundle cannot make a node: the message names the bundle, what is missing and the fix."""
 
 
+def _ascend_sim():
+    """The fake tools' shared module (payload/ascend_sim.py), whose replay_name the tools answer by."""
+    name = "npu_ascend_sandbox_replay_ascend_sim"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, str(PAYLOAD_DIR / "ascend_sim.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def replay_name(tool, args):
-    """The record's name of ``tool args`` in commands/ (the bundle's naming, docs/collect.md)."""
-    def quote(word):
-        return _UNSAFE.sub(lambda match: "".join("%%%02X" % byte for byte in match.group(0).encode("utf-8")), word)
-    return " ".join(quote(str(word)) for word in [tool] + list(args))
+    """The record's name of ``tool args`` in commands/ (the bundle's naming, docs/collect.md), as the node's
+    fake tools compute it."""
+    return _ascend_sim().replay_name(tool, args)
 
 
 # --- reading a bundle -------------------------------------------------------------------------

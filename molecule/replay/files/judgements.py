@@ -23,10 +23,11 @@ PACKAGE_STATE_CHECKS = ('kernel headers', 'NPU kernel modules')
 def _task_results(path, task_suffix):
     with open(path) as handle:
         text = handle.read()
-    # The JSON document starts at the first line that is "{" (a callback may print before it).
-    start = text.find('{\n') if text.startswith('{') else text.find('\n{\n') + 1
+    # The JSON document starts at the first line that is "{": molecule's profile_tasks callback prints its
+    # timings on the same stdout, before and after it.
+    start = 0 if text.startswith('{') else text.find('\n{\n') + 1
     try:
-        document = json.loads(text[start:] if start >= 0 else text)
+        document = json.JSONDecoder().raw_decode(text[start:])[0]
     except ValueError as error:
         raise SystemExit('%s holds no JSON of ansible.posix.json (%s); its run printed: %s' % (path, error, text[-2000:]))
     for play in document.get('plays', []):
