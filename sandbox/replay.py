@@ -159,13 +159,16 @@ def lspci_devices(text):
             fields[key.strip()] = value.strip()
         if "Slot" not in fields:
             continue
-
-        def code(key):
-            found = re.search(r"\[([0-9a-fA-F]{4})\]\s*$", fields.get(key, ""))
-            return found.group(1).lower() if found else None
-        devices.append({"slot": fields["Slot"].lower(), "device": code("Device"), "svendor": code("SVendor"),
-                        "sdevice": code("SDevice"), "rev": fields.get("Rev")})
+        devices.append({"slot": fields["Slot"].lower(), "device": _pci_code(fields, "Device"),
+                        "svendor": _pci_code(fields, "SVendor"), "sdevice": _pci_code(fields, "SDevice"),
+                        "rev": fields.get("Rev")})
     return devices
+
+
+def _pci_code(fields, key):
+    """The 4-digit id in brackets at the end of an lspci -vmm -nn field (``Device [d802]``), lower case."""
+    found = re.search(r"\[([0-9a-fA-F]{4})\]\s*$", fields.get(key, ""))
+    return found.group(1).lower() if found else None
 
 
 def _board_value(members, npu_id, key):

@@ -364,22 +364,23 @@ def _writes(argv):
     return argv[:1] == ["-cfg"] or argv[2:3] == ["-cfg"] or argv[3:4] == ["-s"]
 
 
+def _recorded_read(npu, option):
+    return ascend_sim.replay_text("hccn_tool", ["-i", str(npu), option, "-g"]) or ""
+
+
 def replayed_live(hardware):
     """The live state the bundle shows (each NPU's -ip, -gateway, -netdetect and -link reads): where the
     simulator starts from when an address is first set on a replayed node."""
     live = {}
     for npu in npu_ids(hardware):
         values = {}
-
-        def read(option):
-            return ascend_sim.replay_text("hccn_tool", ["-i", str(npu), option, "-g"]) or ""
         for key, option, pattern in (("address", "-ip", r"ipaddr:\s*(\S+)"), ("netmask", "-ip", r"netmask:\s*(\S+)"),
                                      ("gateway", "-gateway", r"gateway:\s*([0-9.]+)"),
                                      ("netdetect", "-netdetect", r"netdetect addr(?:ess)?:\s*(\S+)")):
-            found = re.search(pattern, read(option))
+            found = re.search(pattern, _recorded_read(npu, option))
             if found and found.group(1) != "0.0.0.0":
                 values[key] = found.group(1)
-        if re.search(r"link status:\s*DOWN", read("-link")):
+        if re.search(r"link status:\s*DOWN", _recorded_read(npu, "-link")):
             values["link"] = "down"
         if values:
             live[npu] = values
