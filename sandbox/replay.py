@@ -335,8 +335,8 @@ def overlay(members, described, kernel_release):
 
 
 def write_replay_dir(members, directory):
-    """The bundle's commands/ (and its index, for a reader) under ``directory``, which the node's fake
-    tools answer from."""
+    """The bundle's commands/ under ``directory``, which the node's fake tools answer from; beside it the
+    bundle's index (for a reader) and the driver version the recorded reads belong to."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name, data in members.items():
@@ -344,6 +344,19 @@ def write_replay_dir(members, directory):
             (directory / name[len(COMMANDS):]).write_bytes(data)
     if "index.json" in members:
         (directory.parent / "replay-index.json").write_bytes(members["index.json"])
+    version = driver_version(members)
+    if version:
+        (directory.parent / "replay-driver.json").write_text(json.dumps({"version": version}) + "\n")
+
+
+def driver_version(members):
+    """``Version=`` of the bundle's driver version.info, or None."""
+    for name, data in members.items():
+        if name.startswith(FILES) and name.endswith("/driver/version.info"):
+            found = re.search(r"^Version=(\S+)", data.decode("utf-8", "replace"), re.MULTILINE)
+            if found:
+                return found.group(1)
+    return None
 
 
 def digest(members):

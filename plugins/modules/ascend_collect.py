@@ -63,7 +63,7 @@ options:
     type: int
     default: 20
   timeout:
-    description: Seconds each command (npu-smi, dmesg, journalctl, lspci) may take before it is stopped.
+    description: Seconds each command (npu-smi, hccn_tool, dmesg, journalctl, lspci) may take before it is stopped.
     type: int
     default: 60
 notes:

@@ -6,10 +6,13 @@ whose addresses and vNPUs start from what the bundle shows, and from then on the
 """
 import json
 import os
+import sys
 
 import pytest
 
-from conftest import NODE_NAME, REPO_ROOT, load_fleet_module, podman_available
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
+import testing  # noqa: E402
+from conftest import NODE_NAME, REPO_ROOT, load_fleet_module, podman_available  # noqa: E402
 
 BUNDLES = os.path.join(str(REPO_ROOT), "tests", "fixtures", "bundles")
 A2, P310 = NODE_NAME + "-replay-a2", NODE_NAME + "-replay-310p"
@@ -80,3 +83,29 @@ def test_a_vnpu_made_there_joins_the_bundles(replayed):
     assert "Total number of vnpu: 4" in table
     assert [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("|  10")] == ["100", "101", "102", "103"]
     assert replayed.exec(P310, ["npu-smi", "info"]).stdout == _recorded("310p-vnpus", "npu-smi info")
+
+
+class _Node(object):
+    """What testing's package helpers drive: exec and copy_in of one node."""
+
+    def __init__(self, fleet, name):
+        self.fleet, self.name = fleet, name
+
+    def exec(self, argv, check=True, input=None):
+        return self.fleet.exec(self.name, argv, check=check, input=input)
+
+    def copy_in(self, host_path, node_path):
+        self.fleet.copy_in(self.name, host_path, node_path)
+
+
+def test_an_upgrade_there_leaves_the_bundle_for_the_simulator(replayed, tmp_path):
+    node = _Node(replayed, A2)
+    testing.install_packages_into_node(node, tmp_path, [testing.NODE_PACKAGES[0]])
+    testing.prepare_driver_prerequisites(node)
+    # The fake installer finds the bundle's driver 24.1.rc2 (its version file) and upgrades it.
+    run = testing.run_package(node, testing.DRIVER, "--nox11", "--upgrade", "--quiet", expect=0)
+    assert "[INFO]base version is 24.1.rc2." in run.stdout and "Reboot needed" in run.stdout, run.stdout
+    pending = replayed.exec(A2, ["npu-smi", "info"], check=False)
+    assert pending.returncode == 1 and "-8005" in pending.stdout
+    replayed.reboot(A2)
+    assert "Version: 25.0.rc1.1" in replayed.exec(A2, ["npu-smi", "info"]).stdout

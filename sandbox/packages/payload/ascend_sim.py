@@ -280,13 +280,20 @@ def running_firmware_version(hardware=None):
 # -s) go to the simulator, whose state starts from what the bundle shows; after one, the reads it
 # changes come from the simulator too (REPLAY_DIVERGED_FILE lists the scopes that left the bundle).
 REPLAY_DIR = os.path.join(HARDWARE_DIR, "replay")
+# The driver version the bundle shows ({"version": ...}): the recorded reads are the server's only while
+# that driver is installed; after an upgrade or an uninstall the simulator answers every read.
+REPLAY_DRIVER_FILE = os.path.join(HARDWARE_DIR, "replay-driver.json")
 REPLAY_DIVERGED_FILE = os.path.join(STATE_DIR, "replay-diverged.json")
 REPLAY_MISSING_EXIT = 2
 _REPLAY_UNSAFE = re.compile(r"[^\x21-\x7e]|[%/\\:<>\"|?*]")
 
 
 def replaying():
-    return os.path.isdir(REPLAY_DIR)
+    """Whether this node replays a bundle: it has one, and the driver the bundle shows is still installed."""
+    if not os.path.isdir(REPLAY_DIR):
+        return False
+    recorded = (read_json(REPLAY_DRIVER_FILE, {}) or {}).get("version")
+    return recorded is None or recorded == installed_driver_version()
 
 
 def replay_name(tool, args):

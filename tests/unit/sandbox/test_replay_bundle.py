@@ -163,6 +163,21 @@ def test_the_replay_directory_holds_the_records(fleet, tmp_path):
     spec.write_replay_dir(tmp_path)
     assert (tmp_path / 'replay' / 'npu-smi info -t vnpu-mode.rc').read_text() == '0\n'
     assert json.loads((tmp_path / 'replay-index.json').read_text())
+    assert json.loads((tmp_path / 'replay-driver.json').read_text()) == {'version': '25.5.2'}
+
+
+def test_after_a_driver_change_the_simulator_answers(sim, monkeypatch, tmp_path, capfd):
+    ascend_sim = sim['ascend_sim']
+    (tmp_path / 'replay-driver.json').write_text('{"version": "24.1.rc2"}\n')
+    monkeypatch.setattr(ascend_sim, 'REPLAY_DRIVER_FILE', str(tmp_path / 'replay-driver.json'))
+    monkeypatch.setattr(ascend_sim, 'installed_driver_version', lambda install_path=None: '24.1.rc2')
+    assert ascend_sim.replaying()
+    monkeypatch.setattr(sim['npu_smi'], 'simulate', lambda argv: 42)
+    monkeypatch.setattr(ascend_sim, 'installed_driver_version', lambda install_path=None: '25.0.rc1.1')
+    assert not ascend_sim.replaying() and sim['npu_smi'].main(['info']) == 42
+    monkeypatch.setattr(ascend_sim, 'installed_driver_version', lambda install_path=None: None)
+    assert not ascend_sim.replaying()
+    capfd.readouterr()
 
 
 def _tar(members):
