@@ -62,11 +62,20 @@ def replay_name(tool, args):
 
 # --- reading a bundle -------------------------------------------------------------------------
 
+def _safe_name(name):
+    """A member name relative to the bundle, or None for one that would leave it (``..``, absolute)."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts or name.startswith("/"):
+        return None
+    return "/".join(parts)
+
+
 def _members_of_tar(archive):
     members = {}
     for member in archive.getmembers():
-        if member.isfile():
-            members[member.name.lstrip("./")] = archive.extractfile(member).read()
+        name = _safe_name(member.name)
+        if member.isfile() and name:
+            members[name] = archive.extractfile(member).read()
     return members
 
 
@@ -87,7 +96,7 @@ def read_bundle(source, node=None):
     if path.is_dir():
         members = {}
         for item in sorted(path.rglob("*")):
-            if item.is_file():
+            if item.is_file() and not item.is_symlink():
                 members[item.relative_to(path).as_posix()] = item.read_bytes()
     else:
         try:

@@ -191,12 +191,7 @@ def _tar(members):
 
 
 def _node_bundle(directory):
-    members = {}
-    for root, _dirs, names in os.walk(directory):
-        for name in names:
-            path = os.path.join(root, name)
-            members[os.path.relpath(path, directory)] = _read(path)
-    return _tar(members)
+    return _tar(_members(directory))
 
 
 def test_a_fleet_archive_names_the_node_to_replay(fleet, tmp_path):
@@ -254,3 +249,26 @@ def test_from_bundle_makes_one_node(fleet):
     one = fleet.Fleet([fleet.NodeSpec('a', 'Atlas 800I A2')], {'a': {'sandbox_product': 'Atlas 800I A2'}})
     one.replay_from(P310)
     assert one.spec('a').npu_ids == [32896] and isinstance(one.spec('a'), fleet.ReplaySpec)
+
+
+def test_a_member_that_would_leave_the_bundle_is_ignored(fleet, tmp_path):
+    members = dict((name, data) for name, data in _members(A2).items())
+    members['files/../../etc/version.info'] = b'Version=9\n'
+    members['/commands/npu-smi info -m.rc'] = b'7\n'
+    members['commands/..'] = b'x'
+    path = tmp_path / 'bundle.tar.gz'
+    path.write_bytes(_tar(members))
+    spec = fleet.NodeSpec.from_host_vars('r1', {'sandbox_replay_bundle': str(path)})
+    assert not [name for name in spec.members if '..' in name.split('/')]
+    assert spec.members['commands/npu-smi info -m.rc'] == b'0\n'
+    spec.write_replay_dir(tmp_path / 'hardware')
+    assert sorted(os.listdir(str(tmp_path / 'hardware'))) == ['replay', 'replay-driver.json', 'replay-index.json']
+
+
+def _members(directory):
+    found = {}
+    for root, _dirs, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            found[os.path.relpath(path, directory)] = _read(path)
+    return found
