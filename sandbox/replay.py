@@ -134,27 +134,27 @@ def recorded(members, tool, args):
 
 # --- the hardware the bundle shows ------------------------------------------------------------
 
-_BUS_ID = r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
-_CHIP_ROW = re.compile(r"^\|\s*(\d+)\s+(\S+)\s*\|\s*([A-Za-z]+)\s*\|")
-_SECOND_ROW = re.compile(r"^\|\s*(\d+)\s*(\d*)\s*\|\s*(?:" + _BUS_ID + r"|NA)\s*\|")
+_BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 
 
 def chips_from_info(text):
-    """[{npu_id, chip_id, name, health, bus_id}] from the chip rows of ``npu-smi info`` (two rows per
-    chip: NPU and name, then chip id and bus id); the process table below is not read."""
-    chips = []
-    pending = None
+    """[{npu_id, chip_id, name, health, bus_id}] from the chip table of ``npu-smi info``: its rows that start
+    with a number, two per chip (NPU id, name, health; then chip id and bus id), up to the process table."""
+    rows = []
     for line in text.splitlines():
         if "Process id" in line or "Process name" in line:
             break
-        first = _CHIP_ROW.match(line)
-        if first and first.group(3) not in ("Health",):
-            pending = {"npu_id": int(first.group(1)), "name": first.group(2), "health": first.group(3)}
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) >= 2 and cells[0][:1].isdigit():
+            rows.append(cells)
+    chips = []
+    for first, second in zip(rows[0::2], rows[1::2]):
+        npu_id, _, name = first[0].partition(" ")
+        chip_id = second[0].split()[0]
+        if not (npu_id.isdigit() and chip_id.isdigit()):
             continue
-        second = _SECOND_ROW.match(line)
-        if second and pending is not None:
-            chips.append(dict(pending, chip_id=int(second.group(1)), bus_id=(second.group(3) or "").upper() or None))
-            pending = None
+        chips.append({"npu_id": int(npu_id), "name": name.strip(), "health": first[1], "chip_id": int(chip_id),
+                      "bus_id": second[1].upper() if _BUS_ID.match(second[1]) else None})
     return chips
 
 

@@ -272,3 +272,22 @@ def _members(directory):
             path = os.path.join(root, name)
             found[os.path.relpath(path, directory)] = _read(path)
     return found
+
+
+SAMPLE_DIRS = (os.path.join(REPO_ROOT, 'tests', 'fixtures', 'samples', 'npu-smi'),
+               os.path.join(REPO_ROOT, 'tests', 'unit', 'fixtures', 'npu_smi_synthetic'))
+
+
+@pytest.mark.parametrize('sample', sorted(os.path.join(directory, name) for directory in SAMPLE_DIRS
+                                          for name in os.listdir(directory)
+                                          if name.endswith(('_info.txt', '_info-vm.txt', '_info-with-processes.txt',
+                                                            '_info-narrow.txt', '_info-wide.txt'))))
+def test_the_replay_reads_the_chips_of_every_sample_as_the_collection_does(sample):
+    from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+    replay = _load('npu_ascend_sandbox_replay_samples', os.path.join(REPO_ROOT, 'sandbox', 'replay.py'))
+    with open(sample) as handle:
+        text = handle.read()
+    expected = [(chip['npu_id'], chip['chip_id'], chip['name'], chip['health'], (chip.get('bus_id') or 'NA').upper())
+                for chip in npu_smi.parse_info(text)['chips']]
+    assert [(chip['npu_id'], chip['chip_id'], chip['name'], chip['health'], chip['bus_id'] or 'NA')
+            for chip in replay.chips_from_info(text)] == expected
