@@ -214,6 +214,9 @@ def test_a_fleet_archive_names_the_node_to_replay(fleet, tmp_path):
      r'npu-smi info \(commands/npu-smi info.txt\) failed \(exit 1\)'),
     ({'commands/npu-smi info.txt': open(os.path.join(A2, 'commands', 'npu-smi info.txt')).read().encode(),
       'commands/npu-smi info.rc': b'0\n'}, 'node\'s PCI devices are unknown'),
+    ({'commands/npu-smi info.txt': open(os.path.join(REPO_ROOT, 'tests', 'fixtures', 'samples', 'npu-smi',
+                                                     '310B4_23.0.rc3_info.txt')).read().encode(),
+      'commands/npu-smi info.rc': b'0\n'}, 'shows no PCI bus id for NPU 0'),
 ])
 def test_a_bundle_that_cannot_make_a_node_says_why(fleet, tmp_path, members, message):
     path = tmp_path / 'bundle.tar.gz'
