@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -637,6 +638,11 @@ class NodeSpec:
 
     @classmethod
     def from_host_vars(cls, name, host_vars):
+        if host_vars.get("sandbox_replay_bundle"):
+            return ReplaySpec(name, host_vars["sandbox_replay_bundle"], host_vars.get("sandbox_replay_node"),
+                              host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_os"),
+                              host_vars.get("sandbox_kubelet", False), host_vars.get("sandbox_light", False),
+                              host_vars.get("sandbox_fabric"))
         missing = [key for key in ("sandbox_product",) if key not in host_vars]
         if missing:
             raise SandboxError("%s: missing %s in its host_vars; see inventories/sandbox/host_vars"
@@ -700,6 +706,93 @@ class NodeSpec:
         if self.fabric:
             described["fabric"] = self.fabric
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def load_replay():
+    """sandbox/replay.py (a node made from a collected bundle), loaded by path as fleet.py may be."""
+    name = "npu_ascend_sandbox_replay"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, str(SANDBOX_DIR / "replay.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+class ReplaySpec(NodeSpec):
+    """A node made from a real server's diagnostics bundle (sandbox/README.md, "Replaying a server"): its
+    hardware is what the bundle's reads show, its fake npu-smi and hccn_tool answer those reads verbatim.
+    The bundle is read when first needed, so that `down` works for a node whose bundle is gone."""
+
+    def __init__(self, name, bundle, bundle_node=None, faults=None, node_os=None, kubelet=False, light=False,
+                 fabric=None):
+        self.bundle = str(bundle)
+        self.bundle_node = bundle_node
+        self._members = self._hardware = None
+        self.name = name
+        check_node_os(node_os, name)
+        self.node_os = node_os
+        self.unhealthy_chips = []
+        self.faults = dict(faults or {})
+        self.kubelet = bool(kubelet)
+        self.light = bool(light)
+        self.fabric = fabric or None
+
+    def _load(self):
+        if self._hardware is None:
+            replay = load_replay()
+            try:
+                self._members = replay.read_bundle(self.bundle, self.bundle_node)
+                self._hardware = replay.hardware(self._members, PRODUCTS, HUAWEI_PCI_VENDOR)
+            except replay.BundleError as error:
+                raise SandboxError("%s: cannot replay %s: %s" % (self.name, self.bundle, error))
+            if self.fabric and not self._hardware.get("roce"):
+                raise SandboxError("%s: the bundle %s shows no NPU RoCE port (no hccn_tool read answered) to cable "
+                                   "to fabric %s; remove sandbox_fabric" % (self.name, self.bundle, self.fabric))
+        return self._hardware
+
+    @property
+    def members(self):
+        self._load()
+        return self._members
+
+    @property
+    def product(self):
+        return self._load()["product"]
+
+    @property
+    def chip_name(self):
+        return self._load()["chip_name"]
+
+    @property
+    def npu_ids(self):
+        return [npu["npu_id"] for npu in self._load()["npus"]]
+
+    @property
+    def npu_count(self):
+        return len(self.npu_ids)
+
+    @property
+    def chips_per_npu(self):
+        return max(len(npu["chips"]) for npu in self._load()["npus"])
+
+    @property
+    def arch(self):
+        return self._load()["arch"]
+
+    def hardware(self):
+        return json.loads(json.dumps(self._load()))
+
+    def hardware_fingerprint(self):
+        base = NodeSpec.hardware_fingerprint(self)
+        return hashlib.sha256((base + load_replay().digest(self.members)).encode()).hexdigest()[:12]
+
+    def overlay(self):
+        # The node runs the host's kernel.
+        return load_replay().overlay(self.members, self._load(), os.uname().release)
+
+    def write_replay_dir(self, hardware_dir):
+        load_replay().write_replay_dir(self.members, Path(hardware_dir) / load_replay().REPLAY_SUBDIR)
 
 
 # What a light node (sandbox_light: true) does without, and why no role notices: the daily timers
@@ -781,6 +874,8 @@ def prepare_node_state(spec):
         shutil.rmtree(str(state))
     write_fake_sysfs(spec, state / "sysfs")
     atomic_write(state / "hardware" / "hardware.json", json.dumps(spec.hardware(), indent=2) + "\n")
+    if isinstance(spec, ReplaySpec):
+        spec.write_replay_dir(state / "hardware")
     if spec.fabric:
         atomic_write(state / "fabric", spec.fabric + "\n")
     write_faults(spec.name, spec.faults)
@@ -980,8 +1075,24 @@ class Fleet:
                 raise SandboxError("--limit names %s, not in group %s of %s"
                                    % (", ".join(unknown), NODE_GROUP, inventory_dir))
             hosts = {host: host_vars for host, host_vars in hosts.items() if host in limit}
+        for host_vars in hosts.values():
+            bundle = host_vars.get("sandbox_replay_bundle")
+            if bundle and not os.path.isabs(str(bundle)):
+                # Relative to the inventory directory, as the other paths of an inventory are.
+                host_vars["sandbox_replay_bundle"] = str(Path(inventory_dir) / str(bundle))
         return cls([NodeSpec.from_host_vars(host, host_vars) for host, host_vars in sorted(hosts.items())],
                    hosts)
+
+    def replay_from(self, bundle, bundle_node=None):
+        """Makes the fleet's one node a replay of ``bundle`` (``up --from-bundle``)."""
+        if len(self.specs) != 1:
+            raise SandboxError("--from-bundle makes one node; name it with --limit (the inventory has %s)"
+                               % (", ".join(sorted(self.specs)) or "no node"))
+        host = next(iter(self.specs))
+        host_vars = dict(self.inventory_vars.get(host, {}), sandbox_replay_bundle=str(bundle),
+                         sandbox_replay_node=bundle_node)
+        self.specs[host] = NodeSpec.from_host_vars(host, host_vars)
+        log("%s: replays %s (%s)" % (host, bundle, load_replay().summary(self.specs[host].members)))
 
     def spec(self, host):
         if host not in self.specs:
@@ -1077,13 +1188,16 @@ class Fleet:
         # Before the first boot, so that the node's containerd never sees its own shim.
         for source, target in native_runtime_files:
             podman("cp", source, "%s:%s" % (spec.name, target))
-        if spec.light:
+        overlays = [("light node's", light_node_overlay())] if spec.light else []
+        if isinstance(spec, ReplaySpec):
+            overlays.append(("replayed bundle's", spec.overlay()))
+        for what, overlay in overlays:
             # A tar stream on stdin (`podman cp -`): the masks are symbolic links.
-            result = subprocess.run([str(PODMAN_WRAPPER), "cp", "-", "%s:/" % spec.name], input=light_node_overlay(),
+            result = subprocess.run([str(PODMAN_WRAPPER), "cp", "-", "%s:/" % spec.name], input=overlay,
                                     capture_output=True, env=COMMAND_ENV, check=False)
             if result.returncode != 0:
-                raise SandboxError("podman cp of the light node's overlay failed (exit %d): %s"
-                                   % (result.returncode, result.stderr.decode(errors="replace").strip()))
+                raise SandboxError("podman cp of the %s overlay failed (exit %d): %s"
+                                   % (what, result.returncode, result.stderr.decode(errors="replace").strip()))
         podman("start", spec.name)
 
     def wait_running(self, host, timeout=None, after_marker=None):
@@ -1147,12 +1261,16 @@ class Fleet:
     def status(self):
         rows = []
         for spec in self.specs.values():
+            try:
+                product = spec.product
+            except SandboxError:
+                product = "replay of %s (unreadable)" % spec.bundle
             current = self.inspect(spec.name)
             if current is None:
-                rows.append((spec.name, "absent", "-", "-", spec.product))
+                rows.append((spec.name, "absent", "-", "-", product))
                 continue
             rows.append((spec.name, current["State"]["Status"], current.get("ImageName", "-"),
-                         str(current.get("RestartCount", 0)), spec.product))
+                         str(current.get("RestartCount", 0)), product))
         return rows
 
     def exec(self, host, argv, check=True, input=None, interactive=False):
@@ -1236,7 +1354,7 @@ class Fleet:
         for host, spec in self.specs.items():
             versions = self.inventory_vars.get(host, {}).get("sandbox_package_versions") or {}
             for component, version in versions.items():
-                chip = PRODUCTS[spec.product]["chip_family"]
+                chip = spec.hardware()["chip_family"]
                 # One toolkit/nnal/runtime file serves every chip: build it once.
                 key = (component, chip if component in CHIP_SPECIFIC_COMPONENTS else None,
                        str(version), spec.arch)
@@ -1497,6 +1615,10 @@ def main(argv=None):
     up = commands.add_parser("up", help="start the inventory's nodes (idempotent)")
     up.add_argument("--limit", help="comma-separated hosts")
     up.add_argument("--recreate", action="store_true", help="replace nodes whose image or hardware changed")
+    up.add_argument("--from-bundle", metavar="ARCHIVE",
+                    help="make the one node --limit names from a bundle of npu.ascend.collect (its archive, a "
+                         "<node>.tar.gz in it, or an unpacked directory): its fake tools answer the recorded reads")
+    up.add_argument("--bundle-node", help="with --from-bundle, the node of a fleet archive to replay")
 
     down = commands.add_parser("down", help="remove the nodes and their state")
     down.add_argument("--limit", help="comma-separated hosts")
@@ -1544,6 +1666,8 @@ def main(argv=None):
         limit = args.limit.split(",") if getattr(args, "limit", None) else None
         fleet = Fleet.from_inventory(args.inventory, limit)
         if args.command == "up":
+            if args.from_bundle:
+                fleet.replay_from(args.from_bundle, args.bundle_node)
             started = time.monotonic()
             fleet.up(recreate=args.recreate)
             log("up: %d node(s) ready in %.0f s" % (len(fleet.specs), time.monotonic() - started))

@@ -17,6 +17,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
+from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
 
 # The kernel lines of the NPU driver stack: davinci devices, devdrv/drv_* modules, the DCMI and
 # SVM layers, hccn (RoCE) and Huawei's PCI functions.
@@ -77,3 +78,53 @@ def summary(index):
     for entry in index:
         counts[entry['status']] += 1
     return counts
+
+
+# The verbatim record of every read the collection makes on a node (docs/collect.md, "Replaying a
+# bundle"): ``commands/<tool> <arg> <arg>...`` plus ``.txt`` (stdout as printed), ``.rc`` (the exit
+# status) and ``.stderr.txt`` (only when something was printed there). The tool is named by its
+# base name; in an argument a space, ``%``, ``/``, the characters Windows refuses in a file name
+# (``\\:<>"|?*``) and anything unprintable are written %XX, so that one argv gives one member name and
+# back, and a bundle unpacks anywhere. sandbox/packages/payload/ascend_sim.py maps an argv the
+# same way (the sandbox may not import this file; tests/unit/sandbox checks that both agree).
+COMMANDS_DIR = 'commands/'
+_UNSAFE = re.compile(r'[^\x21-\x7e]|[%/\\:<>"|?*]')
+NPU_SMI_READS = (('info',), ('info', '-l'), ('info', '-m'))
+NPU_SMI_VNPU_READS = (('info', '-t', 'template-info'), ('info', '-t', 'vnpu-mode'), ('info', '-t', 'vnpu-cfg-recover'))
+# What hccn_reader reads of each NPU (every READS entry), in its argv.
+HCCN_READ_OPTIONS = ('-ip', '-gateway', '-netdetect', '-link', '-net_health', '-lldp')
+LSPCI_READS = (('-nn', '-d', '19e5:'), ('-vmm', '-nn', '-D', '-d', '19e5:'))
+
+
+def _quote(token):
+    return _UNSAFE.sub(lambda match: ''.join('%%%02X' % byte for byte in match.group(0).encode('utf-8')), token)
+
+
+def command_member(argv):
+    """The member name (without suffix) of the verbatim record of ``argv``; ValueError for an empty argv."""
+    if not argv or not argv[0]:
+        raise ValueError('an empty command has no member name')
+    return COMMANDS_DIR + ' '.join(_quote(str(token)) for token in [str(argv[0]).rsplit('/', 1)[-1]] + list(argv[1:]))
+
+
+def npu_smi_chip_reads(chips):
+    """npu-smi's reads that depend on the chips ``npu-smi info`` lists (npu_smi.parse_info's ``chips``): the
+    board of every NPU, and where a chip can be split into vNPUs (npu_vnpu.chip_family), its ``info-vnpu``
+    and, once, the template list, the vNPU mode and its recovery setting."""
+    reads, npus, splittable = [], [], False
+    for chip in chips:
+        if chip.get('npu_id') is None:
+            continue
+        if chip['npu_id'] not in npus:
+            npus.append(chip['npu_id'])
+            reads.append(('info', '-t', 'board', '-i', str(chip['npu_id'])))
+    for chip in chips:
+        if chip.get('npu_id') is not None and chip.get('chip_id') is not None and npu_vnpu.chip_family(chip.get('name')):
+            splittable = True
+            reads.append(('info', '-t', 'info-vnpu', '-i', str(chip['npu_id']), '-c', str(chip['chip_id'])))
+    return reads + (list(NPU_SMI_VNPU_READS) if splittable else [])
+
+
+def hccn_reads(npu_ids):
+    """hccn_tool's reads of each NPU, as hccn_reader runs them (``-i N <option> -g``)."""
+    return [('-i', str(npu), option, '-g') for npu in npu_ids for option in HCCN_READ_OPTIONS]

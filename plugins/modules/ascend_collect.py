@@ -23,7 +23,12 @@ description:
     version files and C(/etc/ascend_install.info); the newest installer logs under C(/var/log/ascend_seclog); the
     device plugin's and npu-exporter's logs; the containerd and Docker configs and the collection's stamps beside
     them; the collection's own records under C(/var/lib/npu_ascend); the kubelet's journal; C(/etc/os-release),
-    C(uname -a) and C(lspci -d 19e5:).
+    C(uname -a) and C(lspci -d 19e5:); C(/etc/hccn.conf).
+  - The verbatim output of every read the collection makes on a node, for replaying the node in the sandbox - C(npu-smi
+    info), C(info -l), C(info -m), each NPU's board, each chip's vNPUs with the template list, vNPU mode and recovery
+    setting where chips can be split, C(hccn_tool -i N <read> -g) of each NPU (address, gateway, detect address, link,
+    net health, LLDP), C(lspci -nn) and C(lspci -vmm -nn -D) of Huawei's devices - as C(commands/<tool> <arguments>.txt)
+    (stdout), C(.stderr.txt) (when something was printed there) and C(.rc) (the exit status).
   - Every config-like file (the engine configs, the records) is redacted before it is written - passwords, tokens,
     registry auth and headers, credentials in URLs - by the same redaction the modules' diffs use.
   - The log directories and the records are read without following a symbolic link (a container can replace its
@@ -64,7 +69,7 @@ options:
     type: int
     default: 20
   timeout:
-    description: Seconds each command (npu-smi, dmesg, journalctl, lspci) may take before it is stopped.
+    description: Seconds each command (npu-smi, hccn_tool, dmesg, journalctl, lspci) may take before it is stopped.
     type: int
     default: 60
 notes:
@@ -126,7 +131,7 @@ import tarfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, durable_file, install_state, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, durable_file, hccn_reader, install_state, npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader, reboot_marker, timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.config_stamp import stamp_path
 
@@ -139,7 +144,7 @@ MAX_RECORD_FILES = 200
 MAX_NAMES_SHOWN = 20
 MAX_BOARDS = 64
 PROC_MODULES = '/proc/modules'
-SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release')
+SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release', hccn_reader.HCCN_CONF)
 
 
 class Bundle(object):
@@ -369,8 +374,80 @@ def collect_files(module, bundle):
     collect_records(bundle, RECORDS_DIR)
 
 
+def _verbatim(text):
+    """The bytes a command printed: run_command keeps undecodable bytes as surrogates (surrogateescape)."""
+    try:
+        return (text or '').encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:
+        return (text or '').encode('utf-8', 'replace')
+
+
+def record_command(module, bundle, argv):
+    """Runs argv under timeout and keeps what it printed verbatim, for a replay (diagnostics.command_member):
+    ``.txt`` stdout, ``.stderr.txt`` stderr, ``.rc`` the exit status. Returns (rc, stdout), rc None when the
+    command did not answer."""
+    member = diagnostics.command_member(argv)
+    source = ' '.join(argv)
+    rc, out, err, stopped = timed_command.run(module.run_command, list(argv), module.params['timeout'], KILL_AFTER_SECONDS)
+    if stopped:
+        bundle.note(member + '.txt', source, 'failed', 'did not answer within %d s' % module.params['timeout'])
+        return None, ''
+    detail = '' if rc == 0 else 'exit %d' % rc
+    bundle.add(member + '.txt', source, _verbatim(out), detail=detail)
+    if err:
+        bundle.add(member + '.stderr.txt', source, _verbatim(err), detail=detail)
+    bundle.add(member + '.rc', source, ('%d\n' % rc).encode('ascii'), detail=detail)
+    return rc, out
+
+
+def collect_commands(module, bundle):
+    """The verbatim output of every read the collection makes on a node (npu-smi's views, the boards and
+    vNPUs, hccn_tool's reads of each NPU, lspci of the NPUs), so that a sandbox node can replay it."""
+    npu_smi_binary = module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
+    npu_ids = []
+    if not npu_smi_binary:
+        bundle.note(diagnostics.command_member(['npu-smi']) + '*', 'npu-smi', 'absent', 'npu-smi is not installed')
+    else:
+        answers = dict((args, record_command(module, bundle, [npu_smi_binary] + list(args)))
+                       for args in diagnostics.NPU_SMI_READS)
+        rc, text = answers[('info',)]
+        chips = []
+        if rc != 0:
+            bundle.note(diagnostics.command_member(['npu-smi', 'info', '-t']) + '*', 'npu-smi info', 'failed',
+                        'no chip list to ask for boards and vNPUs: npu-smi info %s'
+                        % ('did not answer' if rc is None else 'exited %d' % rc))
+        else:
+            try:
+                chips = npu_smi.parse_info(text)['chips']
+            except (ValueError, npu_smi.NpuSmiError) as error:
+                bundle.note(diagnostics.command_member(['npu-smi', 'info', '-t']) + '*', 'npu-smi info', 'failed',
+                            'no chip list to ask for boards and vNPUs: %s' % error)
+        for args in diagnostics.npu_smi_chip_reads(chips[:MAX_BOARDS]):
+            record_command(module, bundle, [npu_smi_binary] + list(args))
+        npu_ids = sorted(set(chip['npu_id'] for chip in chips if chip.get('npu_id') is not None))[:MAX_BOARDS]
+    hccn = hccn_reader.find_hccn_tool(None, module.params['install_path'])
+    if not hccn:
+        bundle.note(diagnostics.command_member(['hccn_tool']) + '*', 'hccn_tool', 'absent',
+                    'hccn_tool is not installed (it comes with the driver of training servers)')
+    else:
+        for position, npu in enumerate(npu_ids):
+            answers = [record_command(module, bundle, [hccn] + list(args))[0] for args in diagnostics.hccn_reads([npu])]
+            if position == 0 and all(rc != 0 for rc in answers) and len(npu_ids) > 1:
+                # An inference server's driver ships hccn_tool too, but it has no RoCE port to read.
+                bundle.note(diagnostics.command_member(['hccn_tool']) + '*', 'hccn_tool', 'failed',
+                            'every read of NPU %s failed, the other NPUs were not read' % npu)
+                break
+    lspci = module.get_bin_path('lspci')
+    if not lspci:
+        bundle.note(diagnostics.command_member(['lspci']) + '*', 'lspci', 'absent', 'lspci is not installed')
+    else:
+        for args in diagnostics.LSPCI_READS:
+            record_command(module, bundle, [lspci] + list(args))
+
+
 def collect(module, bundle):
     collect_npu_smi(module, bundle)
+    collect_commands(module, bundle)
     run(module, bundle, 'kernel/dmesg-npu.txt', ['dmesg'], diagnostics.kernel_lines)
     if not os.path.exists(PROC_MODULES):
         bundle.note('kernel/modules-npu.txt', PROC_MODULES, 'absent', 'no loadable modules here (a container?)')

@@ -272,6 +272,88 @@ def running_firmware_version(hardware=None):
     return hardware.get("firmware_version") or FACTORY_FIRMWARE_VERSION
 
 
+# --- replay of a real server's bundle (sandbox/README.md, "Replaying a server") ------------
+# `fleet.py up --from-bundle` puts the bundle's commands/ directory (the verbatim reads the
+# collection's diagnostics bundle keeps, docs/collect.md) at REPLAY_DIR. A tool asked for a read
+# there answers with the recorded stdout, stderr and exit status; a read the bundle lacks is refused
+# with "not in the bundle: <argv>" on stderr and REPLAY_MISSING_EXIT. Writes (npu-smi set, hccn_tool
+# -s) go to the simulator, whose state starts from what the bundle shows; after one, the reads it
+# changes come from the simulator too (REPLAY_DIVERGED_FILE lists the scopes that left the bundle).
+REPLAY_DIR = os.path.join(HARDWARE_DIR, "replay")
+# The driver version the bundle shows ({"version": ...}): the recorded reads are the server's only while
+# that driver is installed; after an upgrade or an uninstall the simulator answers every read.
+REPLAY_DRIVER_FILE = os.path.join(HARDWARE_DIR, "replay-driver.json")
+REPLAY_DIVERGED_FILE = os.path.join(STATE_DIR, "replay-diverged.json")
+REPLAY_MISSING_EXIT = 2
+_REPLAY_UNSAFE = re.compile(r"[^\x21-\x7e]|[%/\\:<>\"|?*]")
+
+
+def replaying():
+    """Whether this node replays a bundle: it has one, and the driver the bundle shows is still installed."""
+    if not os.path.isdir(REPLAY_DIR):
+        return False
+    recorded = (read_json(REPLAY_DRIVER_FILE, {}) or {}).get("version")
+    return recorded is None or recorded == installed_driver_version()
+
+
+def replay_name(tool, args):
+    """The file name (without suffix) of the record of ``tool args``: the words joined by spaces, a
+    space, %, /, any of \\:<>"|?* or anything unprintable inside a word written %XX (the bundle's documented
+    naming, docs/collect.md)."""
+    def quote(word):
+        return _REPLAY_UNSAFE.sub(lambda match: "".join("%%%02X" % byte for byte in match.group(0).encode("utf-8")),
+                                  word)
+    return " ".join(quote(str(word)) for word in [tool] + list(args))
+
+
+def replay_answer(tool, args, directory=None):
+    """(exit status, stdout bytes, stderr bytes) of the recorded read, or the refusal for a read the
+    bundle lacks."""
+    base = os.path.join(directory or REPLAY_DIR, replay_name(tool, args))
+    try:
+        with open(base + ".rc") as handle:
+            status = int(handle.read().strip())
+    except (IOError, OSError, ValueError):
+        return (REPLAY_MISSING_EXIT, b"",
+                ("not in the bundle: %s (this sandbox node replays a collected bundle, which holds no record "
+                 "of this read)\n" % " ".join([tool] + [str(arg) for arg in args])).encode("utf-8"))
+    outputs = []
+    for suffix in (".txt", ".stderr.txt"):
+        try:
+            with open(base + suffix, "rb") as handle:
+                outputs.append(handle.read())
+        except (IOError, OSError):
+            outputs.append(b"")
+    return status, outputs[0], outputs[1]
+
+
+def replay_text(tool, args, directory=None):
+    """The recorded stdout of a read that succeeded, as text; None when absent or failed."""
+    status, out, _err = replay_answer(tool, args, directory)
+    return out.decode("utf-8", "replace") if status == 0 else None
+
+
+def replay_diverged(scope):
+    return scope in (read_json(REPLAY_DIVERGED_FILE, []) or [])
+
+
+def mark_replay_diverged(scope):
+    scopes = read_json(REPLAY_DIVERGED_FILE, []) or []
+    if scope not in scopes:
+        write_json_atomic(REPLAY_DIVERGED_FILE, sorted(scopes + [scope]))
+
+
+def print_replay(answer):
+    """Writes a replay answer to stdout and stderr as recorded; returns its exit status."""
+    status, out, err = answer
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    sys.stderr.buffer.write(err)
+    sys.stderr.flush()
+    return status
+
+
 # --- device nodes -----------------------------------------------------------------------
 
 def load_driver_devices():

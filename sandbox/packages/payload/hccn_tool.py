@@ -31,6 +31,7 @@ nodes hold are answered by neither.
 import ipaddress
 import os
 import random
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -110,7 +111,10 @@ def write_conf_value(npu, key, value, path=CONF_FILE):
 
 
 def read_live():
-    return {int(npu): values for npu, values in (ascend_sim.read_json(LIVE_FILE, {}) or {}).items()}
+    saved = ascend_sim.read_json(LIVE_FILE, None)
+    if saved is None and ascend_sim.replaying():
+        return replayed_live(ascend_sim.load_hardware())
+    return {int(npu): values for npu, values in (saved or {}).items()}
 
 
 def write_live(live):
@@ -361,13 +365,63 @@ def run(argv):
     raise HccnFailure("Parameter error: unsupported command %s %s." % (command, mode))
 
 
-def main(argv=None):
+def simulate(argv):
     try:
-        print(run(list(sys.argv[1:] if argv is None else argv)))
+        print(run(argv))
         return 0
     except HccnFailure as failure:
         print(failure.message, file=sys.stderr if failure.stream == "stderr" else sys.stdout)
         return failure.exit_code
+
+
+# --- replay of a collected bundle (ascend_sim.REPLAY_DIR) -----------------------------------
+
+REPLAY_SCOPE = "hccn_tool"
+
+
+def _writes(argv):
+    return argv[:1] == ["-cfg"] or argv[2:3] == ["-cfg"] or argv[3:4] == ["-s"]
+
+
+def _recorded_read(npu, option):
+    return ascend_sim.replay_text("hccn_tool", ["-i", str(npu), option, "-g"]) or ""
+
+
+def replayed_live(hardware):
+    """The live state the bundle shows (each NPU's -ip, -gateway, -netdetect and -link reads): where the
+    simulator starts from when an address is first set on a replayed node."""
+    live = {}
+    for npu in npu_ids(hardware):
+        values = {}
+        for key, option, pattern in (("address", "-ip", r"ipaddr:\s*(\S+)"), ("netmask", "-ip", r"netmask:\s*(\S+)"),
+                                     ("gateway", "-gateway", r"gateway:\s*([0-9.]+)"),
+                                     ("netdetect", "-netdetect", r"netdetect addr(?:ess)?:\s*(\S+)")):
+            found = re.search(pattern, _recorded_read(npu, option))
+            if found and found.group(1) != "0.0.0.0":
+                values[key] = found.group(1)
+        if re.search(r"link status:\s*DOWN", _recorded_read(npu, "-link")):
+            values["link"] = "down"
+        if values:
+            live[npu] = values
+    return live
+
+
+def replay_main(argv):
+    """On a node that replays a bundle: a recorded read answers verbatim; a set goes to the simulator (its
+    live state seeded from the bundle), after which every read comes from the simulator."""
+    if _writes(argv) or ascend_sim.replay_diverged(REPLAY_SCOPE):
+        status = simulate(argv)
+        if status == 0 and _writes(argv):
+            ascend_sim.mark_replay_diverged(REPLAY_SCOPE)
+        return status
+    return ascend_sim.print_replay(ascend_sim.replay_answer("hccn_tool", argv))
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if ascend_sim.replaying():
+        return replay_main(argv)
+    return simulate(argv)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ versions other than 25.5.2, and the error code shown for an unhealthy chip.
 """
 
 import os
+import re
 import sys
 
 # Nothing may be left behind in /usr/local/dcmi for the driver uninstall to miss.
@@ -476,7 +477,7 @@ def _in_container():
 
 def load_vnpu_state(hardware):
     """The vNPU state; after a reboot it is kept when config recovery is on, else emptied."""
-    state = ascend_sim.read_json(VNPU_STATE_FILE) or {}
+    state = ascend_sim.read_json(VNPU_STATE_FILE) or (replayed_vnpu_state(hardware) if ascend_sim.replaying() else {})
     state.setdefault("mode", "docker")
     state.setdefault("recover", True)
     state.setdefault("vnpus", [])
@@ -728,14 +729,67 @@ def run_vnpu(argv, hardware, faults, driver_version=None):
     raise NpuSmiFailure("Invalid command: %s. Use 'npu-smi -h' to see the supported commands." % " ".join(argv))
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+def simulate(argv):
     try:
         sys.stdout.write(run(argv, visible_hardware(ascend_sim.load_hardware()), ascend_sim.load_faults()))
     except NpuSmiFailure as failure:
         print(failure.message)
         return failure.exit_code
     return 0
+
+
+# --- replay of a collected bundle (ascend_sim.REPLAY_DIR) -----------------------------------
+
+REPLAY_VNPU_SCOPE = "npu-smi vnpu"
+_REPLAY_VNPU_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*(\d+|NA|-)?\s*\|\s*([0-9a-fA-F]+)\s*\|\s*(\d+)\s*\|\s*(\S+)\s*\|\s*$")
+
+
+def _vnpu_command(argv):
+    options = argv[1:]
+    return argv[:1] == ["set"] or (len(options) >= 2 and options[0] == "-t" and options[1] in VNPU_QUERIES)
+
+
+def replayed_vnpu_state(hardware):
+    """The vNPU state the bundle shows (each chip's info-vnpu, the mode and recovery setting): where the
+    simulator starts from when a vNPU is first changed on a replayed node."""
+    state = {"vnpus": [], "boot": ascend_sim.boot_marker()}
+    mode = ascend_sim.replay_text("npu-smi", ["info", "-t", "vnpu-mode"]) or ""
+    if ":" in mode:
+        state["mode"] = mode.rsplit(":", 1)[1].strip() or "docker"
+    recover = ascend_sim.replay_text("npu-smi", ["info", "-t", "vnpu-cfg-recover"]) or ""
+    if ":" in recover:
+        state["recover"] = recover.rsplit(":", 1)[1].strip().lower() == "enable"
+    for chip in ascend_sim.hardware_chips(hardware):
+        text = ascend_sim.replay_text("npu-smi", ["info", "-t", "info-vnpu", "-i", str(chip["npu_id"]),
+                                                  "-c", str(chip.get("chip_id", 0))]) or ""
+        for line in text.splitlines():
+            row = _REPLAY_VNPU_ROW.match(line.strip())
+            if row:
+                vgroup = row.group(2)
+                state["vnpus"].append({"npu_id": chip["npu_id"], "chip_id": chip.get("chip_id", 0),
+                                       "vnpu_id": int(row.group(1)), "template": row.group(5),
+                                       "vgroup_id": int(vgroup) if vgroup and vgroup.isdigit() else None})
+    return state
+
+
+def replay_main(argv):
+    """On a node that replays a bundle: a recorded read answers verbatim; a set goes to the simulator (its
+    vNPU state seeded from the bundle), after which the vNPU reads come from the simulator too."""
+    if argv[:1] == ["set"]:
+        status = simulate(argv)
+        if status == 0:
+            ascend_sim.mark_replay_diverged(REPLAY_VNPU_SCOPE)
+        return status
+    if _vnpu_command(argv) and ascend_sim.replay_diverged(REPLAY_VNPU_SCOPE):
+        return simulate(argv)
+    return ascend_sim.print_replay(ascend_sim.replay_answer("npu-smi", argv))
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if ascend_sim.replaying():
+        return replay_main(argv)
+    return simulate(argv)
 
 
 if __name__ == "__main__":
