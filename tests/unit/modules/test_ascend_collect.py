@@ -6,7 +6,7 @@ import stat
 import tarfile
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.module_utils import diagnostics
 from ansible_collections.npu.ascend.plugins.modules import ascend_collect
@@ -143,5 +143,8 @@ def test_kernel_and_module_lines_of_the_driver_only():
                       min_size=8, max_size=30),
        name=st.sampled_from(['x.json', 'x.toml', 'x.toml.1.2026-01-01@00:00:00~', 'record']))
 def test_a_password_in_any_config_like_file_is_hidden(secret, name):
-    for text in ('{"auths": {"r": {"auth": "%s"}}}' % secret, 'password = "%s"\n' % secret):
-        assert secret.encode() not in diagnostics.redact(name, text.encode())
+    for template in ('{"auths": {"r": {"auth": "%s"}}}', 'password = "%s"\n'):
+        # A secret that the redacted text holds anyway (the mask itself, the word "password") says
+        # nothing about a leak.
+        assume(secret not in template % '********')
+        assert secret.encode() not in diagnostics.redact(name, (template % secret).encode())
