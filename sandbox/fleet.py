@@ -766,6 +766,9 @@ def write_fake_sysfs(spec, sysfs_dir):
                 "enable": "1",
                 # `lspci -v` reads it (the subsystem line then shows, e.g. [0200:0110] on a Duo).
                 "irq": "0",
+                # ... and this (start, end, flags of 6 BARs, the ROM and 6 bridge windows): without it
+                # `lspci -v` stops after the first function with "Cannot open .../resource".
+                "resource": "\n".join(["0x%016x 0x%016x 0x%016x" % (0, 0, 0)] * 13),
             }
             for attribute, value in attributes.items():
                 (function_dir / attribute).write_text(value + "\n")
