@@ -100,6 +100,12 @@ ARCHITECTURES = {
 HUAWEI_PCI_VENDOR = "0x19e5"
 PROCESSING_ACCELERATOR_CLASS = "0x120000"
 
+# An A3's 16 dies in Phy-ID order: chip 0 of NPU n at bus 0x9D - 4n, chip 1 at +2.
+A3_BUS_IDS = ["0000:%02x:00.0" % (0x9D - 4 * npu + 2 * die) for npu in range(8) for die in range(2)]
+# The largest server index of a SuperPoD (Atlas 900 A3 SuperPoD: 48 servers; hccn_tool's
+# A3_SUPERPOD_MAX_NUMS) and the NPUs of one server: Super Pod Size counts NPUs (384 = 48 x 8).
+A3_SUPERPOD_MAX_SERVERS = 48
+
 # What each simulated server looks like on the PCI bus and in npu-smi. Bus ids are listed in
 # the order of NPU ids, as a real server's `npu-smi info` shows them.
 PRODUCTS = {
@@ -137,6 +143,58 @@ PRODUCTS = {
                     "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"],
         "power_w": 93.5,
         "temp_c": 35,
+        "hbm_total_mb": 65536,
+        "memory_total_mb": 0,
+        "hot_reset": False,
+        "roce": True,
+    },
+    # Atlas A3 (Ascend 910C, Huawei's "910_93"): 8 NPUs of 2 dies each, every die its own PCI
+    # function 19e5:d803 (rev 20), /dev/davinciN, 64 GB of HBM and RoCE port, npu-smi's Phy-ID
+    # = 2 x NPU + die (facts: docs/huawei-sources.md, "Atlas A3"). Bus ids: chip 0 of NPU n at
+    # 0x9D - 4n, chip 1 two above, as on every Kunpeng-host A3 captured. Subsystem ids: Huawei's
+    # deployer knows 0x19e5/0x0100 and 0x3003 as "Atlas 800I A3" and 0x3000-0x3002 as "Atlas 900
+    # A3 Pod"; no public source names the Atlas 800T A3's, so it takes 0x3001 (a Pod server's id,
+    # also seen in a third-party board output: our choice). Board and main board ids from
+    # MindCluster and the driver's hccn_tool source: 0xb3 / 0x14 for the 800I A3; the 800T A3's
+    # are not public (its main board becomes 0x18, the Atlas 900 A3 SuperPoD's, when the node is a
+    # SuperPoD member, sandbox_super_pod). npu_name (npu-smi's `NPU Name`, the 93xx of the SoC
+    # name Ascend910_93xx): which SKU is which product is not public; 9392 (Huawei's own example)
+    # and 9362 (seen on an A3 pod) are our choice.
+    "Atlas 800T A3": {
+        "chip_family": "A3",
+        "default_chip_name": "Ascend910",
+        "npu_name": "9392",
+        "pci_device": "d803",
+        "subsystem_vendor": HUAWEI_PCI_VENDOR,
+        "subsystem_device": "0x3001",
+        "revision": "0x20",
+        "chips_per_npu": 2,
+        "board_id": None,
+        "main_board_id": None,
+        "super_pod_main_board_id": "0x18",
+        "bus_ids": A3_BUS_IDS,
+        "power_w": 178.7,
+        "temp_c": 37,
+        "hbm_total_mb": 65536,
+        "memory_total_mb": 0,
+        "hot_reset": False,
+        "roce": True,
+    },
+    "Atlas 800I A3": {
+        "chip_family": "A3",
+        "default_chip_name": "Ascend910",
+        "npu_name": "9362",
+        "pci_device": "d803",
+        "subsystem_vendor": HUAWEI_PCI_VENDOR,
+        "subsystem_device": "0x3003",
+        "revision": "0x20",
+        "chips_per_npu": 2,
+        "board_id": "0xb3",
+        "main_board_id": "0x14",
+        "super_pod_main_board_id": "0x14",
+        "bus_ids": A3_BUS_IDS,
+        "power_w": 182.0,
+        "temp_c": 36,
         "hbm_total_mb": 65536,
         "memory_total_mb": 0,
         "hot_reset": False,
@@ -596,7 +654,7 @@ class NodeSpec:
 
     def __init__(self, name, product, chip_name=None, npu_count=None, chips_per_npu=None,
                  arch="x86_64", unhealthy_chips=(), faults=None, npu_ids=None, node_os=None, kubelet=False,
-                 light=False, fabric=None):
+                 light=False, fabric=None, super_pod=None):
         if product not in PRODUCTS:
             raise SandboxError("%s: unknown sandbox_product %r; use one of: %s (or add it to PRODUCTS "
                                "in sandbox/fleet.py)" % (name, product, ", ".join(sorted(PRODUCTS))))
@@ -635,6 +693,12 @@ class NodeSpec:
         if self.fabric and not PRODUCTS[product].get("roce"):
             raise SandboxError("%s: an %s has no NPU RoCE ports to cable to fabric %s; remove sandbox_fabric"
                                % (name, product, self.fabric))
+        if self.fabric and model["chip_family"] == "A3":
+            raise SandboxError("%s: the sandbox's fabric cables NPUs, an %s has a RoCE port per die (not "
+                               "simulated yet); remove sandbox_fabric" % (name, product))
+        # SuperPoD membership of an A3 (sandbox_super_pod: {id, server_index, size}): what npu-smi's
+        # spod-info, hccn_tool's vNIC and its address rules read.
+        self.super_pod = check_super_pod(super_pod, name, product)
 
     @classmethod
     def from_host_vars(cls, name, host_vars):
@@ -652,7 +716,8 @@ class NodeSpec:
                    host_vars.get("sandbox_arch", "x86_64"), host_vars.get("sandbox_unhealthy_chips") or (),
                    host_vars.get("sandbox_faults") or {}, host_vars.get("sandbox_npu_ids"),
                    host_vars.get("sandbox_os"), host_vars.get("sandbox_kubelet", False),
-                   host_vars.get("sandbox_light", False), host_vars.get("sandbox_fabric"))
+                   host_vars.get("sandbox_light", False), host_vars.get("sandbox_fabric"),
+                   host_vars.get("sandbox_super_pod"))
 
     @property
     def state_dir(self):
@@ -666,21 +731,34 @@ class NodeSpec:
 
     def hardware(self):
         model = PRODUCTS[self.product]
+        a3 = model["chip_family"] == "A3"
         bus_ids = iter(model["bus_ids"])
         npus = []
         for npu_id in self.npu_ids:
             chips = []
             for chip_id in range(self.chips_per_npu):
-                chips.append({
+                chip = {
                     "chip_id": chip_id,
                     "bus_id": next(bus_ids).upper(),
                     "health": self.chip_health(npu_id, chip_id),
-                    "power_w": model["power_w"] if chip_id == 0 else None,
+                    # An A3 shows its NPU's power on chip 0 and "-" on chip 1 (every capture).
+                    "power_w": model["power_w"] if chip_id == 0 else ("-" if a3 else None),
                     "temp_c": model["temp_c"],
                     "hbm_total_mb": model["hbm_total_mb"],
                     "memory_total_mb": model["memory_total_mb"],
-                })
+                }
+                if a3:
+                    chip["phy_id"] = 2 * npu_id + chip_id
+                    # What an idle die holds (the 24.1.rc3.7 capture's NPU 0).
+                    chip["hbm_used_mb"] = 3419 if chip_id == 0 else 3196
+                chips.append(chip)
             npus.append({"npu_id": npu_id, "chips": chips})
+        a3_fields = {}
+        if a3:
+            main_board = model["super_pod_main_board_id"] if self.super_pod else model["main_board_id"]
+            a3_fields = {"npu_name": model["npu_name"], "main_board_id": main_board}
+            if self.super_pod:
+                a3_fields["super_pod"] = self.super_pod
         return {
             "product": self.product,
             "chip_family": model["chip_family"],
@@ -694,6 +772,7 @@ class NodeSpec:
             "hot_reset": model["hot_reset"],
             "board_id": model["board_id"],
             **({"roce": True} if model.get("roce") else {}),
+            **a3_fields,
             "npus": npus,
         }
 
@@ -805,6 +884,24 @@ LIGHT_NODE_MASKED = ("dpkg-db-backup.timer", "e2scrub_all.timer", "systemd-tmpfi
 LIGHT_NODE_JOURNALD = "[Journal]\nStorage=volatile\nRuntimeMaxUse=4M\nRateLimitBurst=1000\n"
 
 
+def check_super_pod(value, name, product):
+    """sandbox_super_pod ({id, server_index, size}) as hardware.json's super_pod, or None."""
+    if not value:
+        return None
+    if PRODUCTS[product]["chip_family"] != "A3":
+        raise SandboxError("%s: only an Atlas A3 is a SuperPoD member; remove sandbox_super_pod" % name)
+    if not isinstance(value, dict) or set(value) - {"id", "server_index", "size"} or "server_index" not in value:
+        raise SandboxError("%s: sandbox_super_pod is a mapping of server_index (0-%d) and optional id "
+                           "(default 0) and size (NPUs, default %d), e.g. {id: 0, server_index: 3, size: 384}"
+                           % (name, A3_SUPERPOD_MAX_SERVERS - 1, A3_SUPERPOD_MAX_SERVERS * 8))
+    super_pod = {"id": int(value.get("id", 0)), "server_index": int(value["server_index"]),
+                 "size": int(value.get("size", A3_SUPERPOD_MAX_SERVERS * 8))}
+    if not 0 <= super_pod["server_index"] < A3_SUPERPOD_MAX_SERVERS or super_pod["id"] < 0 or super_pod["size"] < 1:
+        raise SandboxError("%s: sandbox_super_pod needs 0 <= server_index < %d, id >= 0 and size >= 1"
+                           % (name, A3_SUPERPOD_MAX_SERVERS))
+    return super_pod
+
+
 def light_node_overlay():
     """A tar stream (bytes) of what a light node gets before its first boot: the masks (links to
     /dev/null in /etc/systemd/system) and the journal's drop-in."""
@@ -859,6 +956,9 @@ def write_fake_sysfs(spec, sysfs_dir):
                 "enable": "1",
                 # `lspci -v` reads it (the subsystem line then shows, e.g. [0200:0110] on a Duo).
                 "irq": "0",
+                # ... and this (start, end, flags of 6 BARs, the ROM and 6 bridge windows): without it
+                # `lspci -v` stops after the first function with "Cannot open .../resource".
+                "resource": "\n".join(["0x%016x 0x%016x 0x%016x" % (0, 0, 0)] * 13),
             }
             for attribute, value in attributes.items():
                 (function_dir / attribute).write_text(value + "\n")

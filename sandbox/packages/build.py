@@ -52,9 +52,15 @@ def package_file_name(component, chip, version, arch, soc):
     soc_suffix = "-soc" if soc else ""
     if soc and (component not in HDK_COMPONENTS or chip != "310b"):
         raise SystemExit("build.py: only 310b driver and firmware packages come as -soc variants")
+    # Atlas A3 HDKs carry the product line first (Huawei's OBS: Atlas-A3-hdk-npu-driver_25.3.rc1_linux-aarch64.run,
+    # Atlas-A3-hdk-npu-firmware_7.8.0.2.212.run); its CANN ops package is Ascend-cann-A3-ops_<ver>_... below.
     if component == "firmware":
+        if chip == "A3":
+            return "Atlas-A3-hdk-npu-firmware_%s.run" % version
         return "Ascend-hdk-%s-npu-firmware%s_%s.run" % (chip, soc_suffix, version)
     if component == "driver":
+        if chip == "A3":
+            return "Atlas-A3-hdk-npu-driver_%s_linux-%s.run" % (version, DRIVER_ARCH_SPELLING[arch])
         return "Ascend-hdk-%s-npu-driver%s_%s_linux-%s.run" % (chip, soc_suffix, version, DRIVER_ARCH_SPELLING[arch])
     if component == "kernels":
         if chip == "A3":

@@ -45,6 +45,17 @@ FABRIC_DIR = "/var/lib/ascend-sandbox-fabric"
 RESERVED = [ipaddress.ip_network("192.168.1.0/24"), ipaddress.ip_network("192.168.2.0/24")]
 # Older A1 servers in SMP mode also refuse 192.168.3.0/24 to 192.168.5.0/24.
 RESERVED_A1 = [ipaddress.ip_network("192.168.%d.0/24" % third) for third in (3, 4, 5)]
+# Atlas A3 (driver source, tool_a3_ipaddr_conflict_extend): a SuperPoD member (server index < 48)
+# refuses all of 192.0.0.0/8 (its vNICs' range), any other A3 192.168.0.0/21.
+A3_SUPERPOD_MAX_SERVERS = 48
+RESERVED_A3_SUPERPOD = [ipaddress.ip_network("192.0.0.0/8")]
+RESERVED_A3 = [ipaddress.ip_network("192.168.0.0/21")]
+# -hccs_ping exists only on these A3 main boards (driver source, tool_ping_cmd_execute_ext: Atlas 9000 A3
+# SuperPoD 0x1C/0x1D, Atlas 900 A3 SuperPoD 0x18/0x19, A+K 0x14, A+X 0x15); elsewhere the error table's
+# sentence.
+HCCS_PING_MAIN_BOARDS = ("0x1c", "0x1d", "0x18", "0x19", "0x14", "0x15")
+NOT_SUPPORTED = "The command is not supported on this product."
+VNIC_NETMASK = "255.255.255.0"
 CONF_KEYS = ("address", "netmask", "netdetect", "gateway", "send_arp_status")
 DONE = "Cmd executed successfully!"
 # What -g prints on stderr for a value never set (the driver source's error table), and its exit code: main()
@@ -68,14 +79,29 @@ def node_name():
     return os.uname()[1]
 
 
+def is_a3(hardware):
+    return str(hardware.get("chip_family", "")).lower() == "a3"
+
+
 def npu_ids(hardware):
+    """The ids -i takes: one per NPU, on an A3 one per die (its Phy-ID, 0..15)."""
+    if is_a3(hardware):
+        return [chip.get("phy_id", chip["logic_id"]) for chip in ascend_sim.hardware_chips(hardware)]
     return [npu.get("npu_id") for npu in hardware.get("npus", [])]
+
+
+def super_pod_server(hardware):
+    """The server index of an A3 SuperPoD member, else None."""
+    super_pod = hardware.get("super_pod") or {}
+    index = super_pod.get("server_index")
+    return int(index) if index is not None and int(index) < A3_SUPERPOD_MAX_SERVERS else None
 
 
 # --- state ----------------------------------------------------------------------------------
 
-def read_conf(path=CONF_FILE):
+def read_conf(path=None):
     """{npu: {key: value}} from /etc/hccn.conf (lines `key_N=value`), plus the lines as read."""
+    path = path or CONF_FILE
     npus, lines = {}, []
     try:
         with open(path) as handle:
@@ -90,8 +116,9 @@ def read_conf(path=CONF_FILE):
     return npus, lines
 
 
-def write_conf_value(npu, key, value, path=CONF_FILE):
+def write_conf_value(npu, key, value, path=None):
     """Sets `key_npu=value` in place (other lines kept), as hccn_tool does after a set."""
+    path = path or CONF_FILE
     lines = read_conf(path)[1]
     wanted = "%s_%d=%s" % (key, npu, value)
     prefix = "%s_%d=" % (key, npu)
@@ -232,6 +259,8 @@ def set_ip(npu, args, live, hardware):
     except ValueError:
         raise HccnFailure("Tool set device netmask is invalid.")
     reserved = RESERVED + (RESERVED_A1 if str(hardware.get("chip_family")) == "910" else [])
+    if is_a3(hardware):
+        reserved = RESERVED_A3_SUPERPOD if super_pod_server(hardware) is not None else RESERVED_A3
     if any(network.overlaps(subnet) for subnet in reserved):
         raise HccnFailure("Ipaddr conflict.")
     for other, values in live.items():
@@ -275,6 +304,94 @@ def ping(npu, args, live):
         lines.append("recv seq=%d,time=%.6fms" % (seq, generator.uniform(0.05, 0.2)))
     lines.append("%d packets transmitted, %d received, %.2f%% packet loss"
                  % (PING_COUNT, received, 100.0 * (PING_COUNT - received) / PING_COUNT))
+    return "\n".join(lines)
+
+
+# --- A3: the vNIC (HCCS plane) and -hccs_ping -------------------------------------------------
+
+def vnic_address(hardware, device):
+    """192.<server index>.<2 + die>.<199 - device> (driver source, tool_cmd.c) in a SuperPoD; outside one
+    192.168.<2 + die>.<199 - device>, inside the 192.168.0.0/21 an A3 refuses (our inference)."""
+    server = super_pod_server(hardware)
+    die = device % 2
+    return "192.%s.%d.%d" % (server if server is not None else 168, 2 + die, 199 - device)
+
+
+def vnic(hardware, device):
+    return "vnic link status: UP\nvnic ipaddr: %s\nvnic netmask: %s" % (vnic_address(hardware, device), VNIC_NETMASK)
+
+
+def _int_option(args, name, default, low, high):
+    if name not in args:
+        return default
+    try:
+        value = int(args[args.index(name) + 1])
+    except (IndexError, ValueError):
+        value = None
+    if value is None or not low <= value <= high:
+        raise HccnFailure("Parameter error: %s must be in [%d, %d]." % (name, low, high))
+    return value
+
+
+def _vnic_target(text):
+    """(server, device) of a vNIC address or an SDID, checked as the source does (chip*2+die == device)."""
+    try:
+        address = ipaddress.ip_address(text)
+        octets = [int(part) for part in str(address).split(".")]
+        server, die, device = octets[1], octets[2] - 2, 199 - octets[3]
+    except ValueError:
+        raise HccnFailure("Parameter error: invalid address %s." % text)
+    if octets[0] != 192 or die not in (0, 1) or not 0 <= device <= 15 or device % 2 != die:
+        raise HccnFailure("Parameter error: %s is not a vnic address." % text)
+    return server, device
+
+
+def hccs_ping(hardware, device, args):
+    """``-hccs_ping -g address A | sdid N [pkt P] [cnt C] [interval I] [timeout T]`` (driver source for the
+    syntax and the lines; no real capture). A target answers when it is a die of this node, or of a
+    server of this node's SuperPoD (the sandbox has no HCCS network between nodes: our choice)."""
+    if not args or args[0] not in ("address", "sdid") or len(args) < 2:
+        raise HccnFailure("Parameter error. Usage: hccn_tool -i <devid> -hccs_ping -g address <A>|sdid <N> "
+                          "[pkt 1792-3000] [cnt 1-1000] [interval 0-10] [timeout 1-20000]")
+    if args[0] == "sdid":
+        try:
+            sdid = int(args[1], 0)
+        except ValueError:
+            raise HccnFailure("Parameter error: invalid sdid %s." % args[1])
+        server, chip, die, target_device = sdid >> 22, (sdid >> 18) & 0xF, (sdid >> 16) & 0x3, sdid & 0xFFFF
+        if chip * 2 + die != target_device or target_device > 15:
+            raise HccnFailure("Parameter error: invalid sdid %s." % args[1])
+        target = "192.%d.%d.%d" % (server, 2 + die, 199 - target_device)
+    else:
+        target = args[1]
+        server, target_device = _vnic_target(target)
+    _int_option(args, "pkt", 1792, 1792, 3000)
+    count = _int_option(args, "cnt", 3, 1, 1000)
+    _int_option(args, "interval", 0, 0, 10)
+    _int_option(args, "timeout", 0, 1, 20000)
+    own = super_pod_server(hardware)
+    if own is None:
+        reachable = target == vnic_address(hardware, target_device)
+    else:
+        servers = max(1, (int(hardware["super_pod"].get("size", 384)) + 7) // 8)
+        reachable = server < min(servers, A3_SUPERPOD_MAX_SERVERS)
+    generator = random.Random("%s-%d-%s" % (node_name(), device, target))
+    lines = ["device %d PING %s" % (device, target), ""]
+    times = []
+    for seq in range(count):
+        if reachable:
+            times.append(generator.uniform(8.0, 16.0))
+            lines += ["This pkt ping success!",
+                      "recv seq %d, time = %.3fus, L1 plane check result = 0x0" % (seq, times[-1]), ""]
+        else:
+            lines += ["This pkt check recv msg fail!"]
+    lines.append("%d packets transmitted, %d received, %.2f%% packets loss"
+                 % (count, len(times), 100.0 * (count - len(times)) / count))
+    if times:
+        ordered = sorted(times)
+        tp95 = ordered[max(0, -(-len(ordered) * 95 // 100) - 1)]
+        lines += ["max time %.3fus" % ordered[-1], "min time %.3fus" % ordered[0],
+                  "average time %.3fus" % (sum(ordered) / len(ordered)), "TP95 time %.3fus" % tp95]
     return "\n".join(lines)
 
 
@@ -348,6 +465,12 @@ def run(argv):
             return ping(npu, args, live)
         if command == "-lldp":
             return lldp(npu)
+        if command == "-vnic" and is_a3(hardware):
+            return vnic(hardware, npu)
+        if command == "-hccs_ping":
+            if not is_a3(hardware) or str(hardware.get("main_board_id") or "").lower() not in HCCS_PING_MAIN_BOARDS:
+                raise HccnFailure(NOT_SUPPORTED)
+            return hccs_ping(hardware, npu, args)
     if mode == "-s":
         if command == "-ip":
             set_ip(npu, args, live, hardware)

@@ -200,6 +200,8 @@ def render_info_list(hardware):
 def render_info_mapping(hardware):
     """``npu-smi info -m``: the chips and the MCU row of every NPU."""
     chips = ascend_sim.hardware_chips(hardware)
+    if _layout(hardware) == "a3":
+        return _render_a3_mapping(hardware, chips)
     rows = []
     for chip in chips:
         rows.append((str(chip["npu_id"]), str(chip.get("chip_id", 0)), str(chip["logic_id"]),
@@ -219,6 +221,53 @@ def render_info_mapping(hardware):
     for row in rows:
         name = row[3].ljust(30) if row[3] == "Mcu" else row[3]
         lines.append(indent + row[0].ljust(31) + row[1].ljust(31) + row[2].ljust(31) + name)
+    return "\n".join(lines) + "\n"
+
+
+def _render_a3_mapping(hardware, chips):
+    """A3 ``-m``: a Chip Phy-ID column, the name without a space (``Ascend910``) and the MCU as chip
+    2 of each NPU (MindCluster's fault-diag docstring and third-party fixtures: the columns and
+    values). The widths are the 910B4 sample's (8-space indent, 31-wide columns): our choice."""
+    indent = " " * 8
+    columns = ("NPU ID", "Chip ID", "Chip Logic ID", "Chip Phy-ID")
+    lines = [indent + "".join(column.ljust(31) for column in columns) + "Chip Name".ljust(30)]
+    for index, chip in enumerate(chips):
+        name = chip.get("name", hardware.get("chip_name", ""))
+        lines.append(indent + "".join(str(value).ljust(31) for value in (
+            chip["npu_id"], chip.get("chip_id", 0), chip["logic_id"], chip.get("phy_id", chip["logic_id"]))) + name)
+        if index + 1 == len(chips) or chips[index + 1]["npu_id"] != chip["npu_id"]:
+            lines.append(indent + "".join(str(value).ljust(31) for value in (chip["npu_id"], A3_MCU_CHIP_ID, "-", "-"))
+                         + "Mcu".ljust(30))
+    return "\n".join(lines) + "\n"
+
+
+# On an A3 the MCU is chip 2 of every NPU (DCMI: ids 0 and 1 are the dies); chip 1 on an A2.
+A3_MCU_CHIP_ID = 2
+SPOD_UNSUPPORTED = "This device does not support querying spod-info."
+
+
+def spod_sdid(server_index, npu_id, die_id, phy_id):
+    """A die's SuperPoD device id (Huawei's A3 DCMI reference: bits 22-31 server index, 18-21 NPU
+    (chip) id, 16-17 die id, 0-15 device (Phy-)id)."""
+    return (server_index << 22) | (npu_id << 18) | (die_id << 16) | phy_id
+
+
+def render_spod_info(hardware, npu_id, chip_id):
+    """``npu-smi info -t spod-info -i N -c C``: the four tab-indented keys of a real A3 SuperPoD
+    node's log. A chip that is not an A3, or an A3 outside a SuperPoD, gets the sentence Huawei's
+    reference prints for unsupported products (the A3 outside a SuperPoD is our choice)."""
+    super_pod = hardware.get("super_pod")
+    if _layout(hardware) != "a3" or not super_pod:
+        _npu(hardware, npu_id)
+        return SPOD_UNSUPPORTED + "\n"
+    if chip_id is None:
+        raise NpuSmiFailure("The input parameter -c is missing.")
+    chip = _chip(hardware, npu_id, chip_id)
+    phy_id = chip.get("phy_id", chip["logic_id"])
+    sdid = spod_sdid(int(super_pod["server_index"]), npu_id, chip.get("chip_id", 0), phy_id)
+    lines = [_key_value("SDID", sdid, "\t"), _key_value("Super Pod Size", super_pod.get("size", 384), "\t"),
+             _key_value("Super Pod ID", super_pod.get("id", 0), "\t"),
+             _key_value("Server Index", super_pod["server_index"], "\t")]
     return "\n".join(lines) + "\n"
 
 
@@ -252,10 +301,14 @@ def render_board(hardware, driver_version, firmware_version, npu_id, chip_id=Non
     board_id = hardware.get("board_id") or "NA"
     if chip_id is not None:
         chip = _chip(hardware, npu_id, chip_id)
-        lines = [
-            _key_value("NPU ID", npu_id),
-            _key_value("Chip ID", chip_id),
-            _key_value("Chip Type", "Ascend"),
+        if _layout(hardware) == "a3":
+            # An A3 names the NPU (93xx, the SoC is Ascend910_93xx) and has no Chip Type (Huawei's
+            # "Method for Obtaining the SoC Model" excerpt: these four keys; the rest as on an A2).
+            lines = [_key_value("NPU ID", npu_id), _key_value("NPU Name", hardware.get("npu_name", "NA")),
+                     _key_value("Chip ID", chip_id)]
+        else:
+            lines = [_key_value("NPU ID", npu_id), _key_value("Chip ID", chip_id), _key_value("Chip Type", "Ascend")]
+        lines += [
             _key_value("Chip Name", chip.get("name", hardware.get("chip_name", ""))),
             _key_value("Chip Version", "V1"),
             _key_value("Board ID", board_id),
@@ -335,7 +388,7 @@ def visible_hardware(hardware, devices_file=CONTAINER_DEVICES_FILE):
     return dict(hardware, npus=npus)
 
 
-USAGE = """Usage: npu-smi info [-l | -m | -t board|health -i id [-c chip_id]]
+USAGE = """Usage: npu-smi info [-l | -m | -t board|health|spod-info -i id [-c chip_id]]
        npu-smi info -t info-vnpu -i id -c chip_id | -t template-info|vnpu-mode|vnpu-cfg-recover
        npu-smi set -t vnpu-mode|vnpu-cfg-recover -d 0|1
        npu-smi set -t create-vnpu -i id -c chip_id -f template [-v vnpu_id] [-g vgroup_id]
@@ -391,6 +444,8 @@ def run(argv, hardware, faults):
                                 "OK" if compatible else "NOK")
         if options[1] == "health":
             return render_health(hardware, npu_id, chip_id, unhealthy)
+        if options[1] == "spod-info":
+            return render_spod_info(hardware, npu_id, chip_id)
     raise NpuSmiFailure("Invalid command: info %s. Use 'npu-smi -h' to see the supported commands."
                         % " ".join(options))
 
