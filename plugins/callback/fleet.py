@@ -85,6 +85,15 @@ def _plain(text):
     return _CONTROL.sub('', text.replace('\r\n', '\n'))
 
 
+def _of(result, name):
+    """A task result's ``host``, ``task``, ``result`` or ``task_fields``: public properties since ansible-core
+    2.19 (which keeps the underscored names until 2.23), underscored attributes only before it (2.16 to 2.18)."""
+    try:
+        return getattr(result, name)
+    except AttributeError:
+        return getattr(result, '_' + name)
+
+
 def _short_action(action):
     return (action or '').rsplit('.', 1)[-1]
 
@@ -261,8 +270,8 @@ class CallbackModule(CallbackBase):
 
     def _print_problem(self, label, result, color, item=None):
         task = _plain(result.task_name or '')
-        where = '%s | %s%s' % (result.host.get_name(), task, (' | item %s' % item) if item is not None else '')
-        self._write('%s %s | %s' % (label, where, self._message(result.result)), color=color)
+        where = '%s | %s%s' % (_of(result, 'host').get_name(), task, (' | item %s' % item) if item is not None else '')
+        self._write('%s %s | %s' % (label, where, self._message(_of(result, 'result'))), color=color)
 
     # Plays and tasks.
 
@@ -329,19 +338,19 @@ class CallbackModule(CallbackBase):
 
     def _count(self, result, state):
         if self._play is not None:
-            self._play.report(result.host.get_name(), state)
+            self._play.report(_of(result, 'host').get_name(), state)
             self._progress()
 
     def v2_runner_on_ok(self, result):
-        self._handle_warnings(result.result)
-        if result.task.run_once and _short_action(result.task.action) in _ONCE_MESSAGE_ACTIONS:
-            message = result.result.get('msg')
+        self._handle_warnings(_of(result, 'result'))
+        if _of(result, 'task').run_once and _short_action(_of(result, 'task').action) in _ONCE_MESSAGE_ACTIONS:
+            message = _of(result, 'result').get('msg')
             if message not in (None, ''):
                 self._write(self._message({'msg': message}))
         self._count(result, 'done')
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._handle_warnings(result.result)
+        self._handle_warnings(_of(result, 'result'))
         if ignore_errors:
             self._count(result, 'done')
             return
@@ -349,7 +358,7 @@ class CallbackModule(CallbackBase):
         self._count(result, 'failed')
 
     def v2_runner_on_unreachable(self, result):
-        if result.task.ignore_unreachable:
+        if _of(result, 'task').ignore_unreachable:
             # The play goes on with the host; the task's own handling (or a later failure) says what it means.
             self._count(result, 'done')
             return
@@ -360,8 +369,8 @@ class CallbackModule(CallbackBase):
         self._count(result, 'skipped')
 
     def v2_runner_item_on_failed(self, result):
-        if not result.task_fields.get('ignore_errors'):
-            self._print_problem('FAILED', result, C.COLOR_ERROR, item=_plain('%s' % self._get_item_label(result.result)))
+        if not _of(result, 'task_fields').get('ignore_errors'):
+            self._print_problem('FAILED', result, C.COLOR_ERROR, item=_plain('%s' % self._get_item_label(_of(result, 'result'))))
 
     # The end of the run.
 
