@@ -5,7 +5,8 @@
 #                    and playbooks/kubernetes.yml
 #   make demo-down   stop the control plane and remove the simulated fleet
 #   make test        deps venv checks molecule, stopping at the first failure; checks is lint, sanity,
-#                    unit, k8s-test and sandbox-test side by side (each also a target of its own)
+#                    unit, releases (sanity and unit on ansible-core 2.16-2.18), k8s-test and
+#                    sandbox-test side by side (each also a target of its own)
 #   make build       the collection tarball in .cache/dist/
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a

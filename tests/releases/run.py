@@ -11,6 +11,7 @@ A failure of one release does not stop the others; the exit status is 1 when any
 import argparse
 import fcntl
 import hashlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,21 +43,27 @@ def _ensure_venv(release):
         print("releases: %s matches %s" % (venv.relative_to(REPO_ROOT), requirements.relative_to(REPO_ROOT)), flush=True)
         return venv
     print("releases: creating %s from %s" % (venv.relative_to(REPO_ROOT), requirements.relative_to(REPO_ROOT)), flush=True)
+    started = time.monotonic()
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--requirement", str(requirements)], check=True)
     subprocess.run([str(venv / "bin" / "pip"), "check"], check=True)
     stamp.write_text(wanted + "\n")
+    print("releases: made %s in %.0f s" % (venv.relative_to(REPO_ROOT), time.monotonic() - started), flush=True)
     return venv
 
 
 def step(release, name, argv):
     print("\n======== releases: %s on ansible-core %s ========" % (name, release), flush=True)
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     returncode = subprocess.run(argv, cwd=str(REPO_ROOT), check=False).returncode
     elapsed = time.monotonic() - started
-    print("======== releases: %s on ansible-core %s %s in %.0f s ========"
-          % (name, release, "passed" if returncode == 0 else "FAILED", elapsed), flush=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The CPU time is what this step costs CI's two cores, whatever else runs beside it.
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print("======== releases: %s on ansible-core %s %s in %.0f s (%.0f s of CPU) ========"
+          % (name, release, "passed" if returncode == 0 else "FAILED", elapsed, cpu), flush=True)
     return name, returncode, elapsed
 
 
