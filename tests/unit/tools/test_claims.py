@@ -46,6 +46,14 @@ def test_make_releases_runs_every_pinned_release_and_every_minor_release_up_to_t
     assert minors == list(range(minors[0], minors[-1] + 1)), minors
 
 
+def test_the_scenario_of_the_oldest_release_runs_on_it():
+    """host_stack_incompatible runs on the oldest release's ansible-playbook, whose venv `make molecule` makes."""
+    scenario = _read('molecule', 'host_stack_incompatible', 'molecule.yml')
+    assert '/.cache/releases/%s/venv/bin:${PATH}' % _oldest_release() in scenario
+    assert "== '%s'" % _oldest_release() in _read('molecule', 'host_stack_incompatible', 'verify.yml')
+    assert 'tests/releases/run.py --venvs-only %s\n' % _oldest_release() in _read('Makefile')
+
+
 def test_requires_ansible_is_the_oldest_tested_release():
     runtime = yaml.safe_load(_read('meta', 'runtime.yml'))
     assert runtime['requires_ansible'] == '>=%s.0' % _oldest_release()
