@@ -5,7 +5,8 @@
 #                    and playbooks/kubernetes.yml
 #   make demo-down   stop the control plane and remove the simulated fleet
 #   make test        deps venv checks molecule, stopping at the first failure; checks is lint, sanity,
-#                    unit, k8s-test and sandbox-test side by side (each also a target of its own)
+#                    unit, releases (sanity and unit on ansible-core 2.16-2.18), k8s-test and
+#                    sandbox-test side by side (each also a target of its own)
 #   make build       the collection tarball in .cache/dist/
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
@@ -28,6 +29,8 @@ VENV_BIN := $(CURDIR)/$(VENV)/bin
 REQUIREMENTS_STAMP := $(VENV)/.requirements.sha256
 COLLECTION_LINK := .cache/collections/ansible_collections/npu/ascend
 SANITY_ROOT := .cache/sanity/ansible_collections/npu/ascend
+# The venv whose ansible-test `make sanity` runs; `make releases` points it at an older release's.
+SANITY_VENV_BIN := $(VENV_BIN)
 DIST_DIR := .cache/dist
 FLEET := $(VENV_BIN)/python sandbox/fleet.py
 
@@ -52,7 +55,7 @@ DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git pyth
 INOTIFY_INSTANCES := 1024
 
 TEST_STAGES := deps venv checks molecule
-CHECK_STAGES := lint sanity unit k8s-test sandbox-test
+CHECK_STAGES := lint sanity unit releases k8s-test sandbox-test
 
 export PATH := $(VENV_BIN):$(PATH)
 export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
@@ -66,7 +69,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test molecule test build demo demo-down bench bench-scale bench-venv faults
+.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test releases molecule test build demo demo-down bench bench-scale bench-venv faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -156,8 +159,8 @@ sanity: venv
 	  | tar --null --files-from=- --create --file=- \
 	  | tar --directory=$(SANITY_ROOT) --extract --file=-
 	git -C $(SANITY_ROOT) init --quiet
-	$(VENV_BIN)/python tests/sanity/provide_get_pip.py
-	cd $(SANITY_ROOT) && ansible-test sanity --venv --python 3.11 --color no
+	$(SANITY_VENV_BIN)/python tests/sanity/provide_get_pip.py
+	cd $(SANITY_ROOT) && $(SANITY_VENV_BIN)/ansible-test sanity --venv --python 3.11 --color no
 
 # Debian ships containerd 1.6 only; the unit tests also check the configs we write against
 # containerd 1.7 and 2.x, built once from the Go module proxy and cached under ~/.cache/npu-ascend.
@@ -166,6 +169,14 @@ containerd-builds:
 
 unit: venv containerd-builds
 	pytest tests/unit
+
+# The older ansible-core releases the collection claims (meta/runtime.yml): `make sanity` and the unit
+# tests again with each one's ansible-test and ansible-playbook, from a venv per release under
+# .cache/releases/<release>/venv made from tests/releases/requirements-<release>.txt (rebuilt when that
+# file changes). 2.19, the release of requirements.txt, is `make sanity` and `make unit` themselves.
+RELEASES := 2.16 2.17 2.18
+releases: venv containerd-builds
+	$(VENV_BIN)/python tests/releases/run.py $(RELEASES)
 
 # The Kubernetes side is tested against a real control plane (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler; kwok for the kubelets) and promtool, built once from
@@ -188,7 +199,9 @@ checks: venv
 	$(VENV_BIN)/python tests/run_stages.py $(CHECK_STAGES)
 
 # Scenarios run three at a time (MOLECULE_JOBS); each one's log is in .cache/molecule-logs/.
+# host_stack_incompatible runs on ansible-core 2.16, from the venv `make releases` keeps.
 molecule: venv
+	$(VENV_BIN)/python tests/releases/run.py --venvs-only 2.16
 	$(VENV_BIN)/python tests/molecule/run_scenarios.py
 
 # Each stage runs as its own make so the banner can show how long it took. Once deps and venv

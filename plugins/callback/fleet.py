@@ -123,6 +123,15 @@ def _shown_event(event):
     return dataclasses.replace(event, **changes)
 
 
+def _of(result, name):
+    """A task result's ``host``, ``task``, ``result`` or ``task_fields``: public properties since ansible-core
+    2.19 (which keeps the underscored names until 2.23), underscored attributes only before it (2.16 to 2.18)."""
+    try:
+        return getattr(result, name)
+    except AttributeError:
+        return getattr(result, '_' + name)
+
+
 def _short_action(action):
     return (action or '').rsplit('.', 1)[-1]
 
@@ -298,11 +307,11 @@ class CallbackModule(CallbackBase):
         return text
 
     def _print_problem(self, label, result, color, item=None):
-        where = '%s | %s%s' % (_shown(result.host.get_name()), _shown(result.task_name or ''),
+        where = '%s | %s%s' % (_shown(_of(result, 'host').get_name()), _shown(result.task_name or ''),
                                (' | item %s' % _shown(item)) if item is not None else '')
         # The message is the node's text: its further lines are indented, so that none of them can pass for a
         # line of the callback's own (OUTCOME, Retry only these nodes, FAILED).
-        message = self._message(result.result).replace('\n', '\n' + _CONTINUATION)
+        message = self._message(_of(result, 'result')).replace('\n', '\n' + _CONTINUATION)
         self._write('%s %s | %s' % (label, where, message), color=color)
 
     # Plays and tasks.
@@ -370,27 +379,34 @@ class CallbackModule(CallbackBase):
 
     def _count(self, result, state):
         if self._play is not None:
-            self._play.report(result.host.get_name(), state)
+            self._play.report(_of(result, 'host').get_name(), state)
             self._progress()
 
     def _handle_warnings(self, res):
         """The task's warnings and deprecations, shown as the base class shows them, their texts filtered."""
-        current = self._current_task_result
+        current = getattr(self, '_current_task_result', None)
+        if not hasattr(current, 'warnings'):
+            # ansible-core before 2.19: the result holds the texts (warnings) and keyword dicts (deprecations).
+            for warning in res.pop('warnings', None) or ():
+                self._display.warning(_shown(warning, lines=True))
+            for deprecation in res.pop('deprecations', None) or ():
+                self._display.deprecated(**dict(deprecation, msg=_shown(deprecation.get('msg', ''), lines=True)))
+            return
         for key, show in (('warnings', '_warning'), ('deprecations', '_deprecated')):
-            if res.pop(key, None) and current is not None:
+            if res.pop(key, None):
                 for summary in getattr(current, key) or ():
                     getattr(self._display, show)(dataclasses.replace(summary, event=_shown_event(summary.event)))
 
     def v2_runner_on_ok(self, result):
-        self._handle_warnings(result.result)
-        if result.task.run_once and _short_action(result.task.action) in _ONCE_MESSAGE_ACTIONS:
-            message = result.result.get('msg')
+        self._handle_warnings(_of(result, 'result'))
+        if _of(result, 'task').run_once and _short_action(_of(result, 'task').action) in _ONCE_MESSAGE_ACTIONS:
+            message = _of(result, 'result').get('msg')
             if message not in (None, ''):
                 self._write(self._message({'msg': message}))
         self._count(result, 'done')
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._handle_warnings(result.result)
+        self._handle_warnings(_of(result, 'result'))
         if ignore_errors:
             self._count(result, 'done')
             return
@@ -398,7 +414,7 @@ class CallbackModule(CallbackBase):
         self._count(result, 'failed')
 
     def v2_runner_on_unreachable(self, result):
-        if result.task.ignore_unreachable:
+        if _of(result, 'task').ignore_unreachable:
             # The play goes on with the host; the task's own handling (or a later failure) says what it means.
             self._count(result, 'done')
             return
@@ -409,8 +425,8 @@ class CallbackModule(CallbackBase):
         self._count(result, 'skipped')
 
     def v2_runner_item_on_failed(self, result):
-        if not result.task_fields.get('ignore_errors'):
-            self._print_problem('FAILED', result, C.COLOR_ERROR, item=self._get_item_label(result.result))
+        if not _of(result, 'task_fields').get('ignore_errors'):
+            self._print_problem('FAILED', result, C.COLOR_ERROR, item=self._get_item_label(_of(result, 'result')))
 
     # The end of the run.
 

@@ -49,7 +49,28 @@ def _make_importable():
 
 _make_importable()
 
-from ansible.module_utils.testing import patch_module_args  # noqa: E402
+try:
+    # ansible-core 2.19 and later: the supported way (it also sets the module's serialization profile).
+    from ansible.module_utils.testing import patch_module_args  # noqa: E402
+except ImportError:  # ansible-core 2.16 to 2.18 have no ansible.module_utils.testing
+    import contextlib
+    from unittest import mock
+
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        """Expose ``args`` to the AnsibleModule instances made within this context, as 2.19's
+        ``ansible.module_utils.testing.patch_module_args`` does: through ``basic._ANSIBLE_ARGS``."""
+        from ansible.module_utils import basic
+        payload = json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode('utf-8')
+        with mock.patch.object(basic, '_ANSIBLE_ARGS', payload):
+            yield
+
+try:
+    # ansible-core 2.19 renders only strings marked trusted as templates; the role tests import it from here.
+    from ansible.template import trust_as_template  # noqa: E402  pylint: disable=unused-import
+except ImportError:  # 2.16 to 2.18 render every string
+    def trust_as_template(value):
+        return value
 
 
 def read_text(path):

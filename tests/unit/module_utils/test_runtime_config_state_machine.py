@@ -21,7 +21,7 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from ansible.module_utils.testing import patch_module_args
+from conftest import patch_module_args
 
 from ansible_collections.npu.ascend.plugins.module_utils import node_lock
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from ansible.module_utils.testing import patch_module_args
+from conftest import patch_module_args
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config, durable_file, runtime_config_files
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime

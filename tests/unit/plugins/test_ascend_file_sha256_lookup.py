@@ -7,7 +7,15 @@ import os
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.lookup import ascend_file_sha256
-from ansible_collections.npu.ascend.plugins.lookup.ascend_file_sha256 import LookupModule
+from ansible_collections.npu.ascend.plugins.lookup.ascend_file_sha256 import LookupModule as _LookupModule
+
+
+def LookupModule():
+    """The lookup as the plugin loader makes it: ansible-core 2.16 to 2.18 read its options under the name the
+    loader gives it (2.19 defaults that name to None)."""
+    lookup = _LookupModule()
+    lookup._load_name = 'npu.ascend.ascend_file_sha256'
+    return lookup
 
 
 def test_each_path_in_order_with_its_checksum(tmp_path):

@@ -11,7 +11,10 @@ import pytest
 import yaml
 
 from ansible.executor.stats import AggregateStats
-from ansible.executor.task_result import CallbackTaskResult
+try:
+    from ansible.executor.task_result import CallbackTaskResult
+except ImportError:  # before ansible-core 2.19 callbacks get a TaskResult, made the same way
+    from ansible.executor.task_result import TaskResult as CallbackTaskResult
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.play import Play

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from ansible.template import Templar
+
+from conftest import trust_as_template
 
 ROLE = Path(__file__).resolve().parents[3] / 'roles' / 'device_plugin'
 TEMPLATE = ROLE / 'templates' / 'rbac.yml.j2'

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from ansible.template import Templar
+
+from conftest import trust_as_template
 
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
 

@@ -36,5 +36,6 @@ def run(tmp_path, *extra):
 def test_the_variable_the_user_set_is_named(tmp_path, assignment, named):
     rc, out = run(tmp_path, assignment)
     assert rc != 0, out
-    assert "localhost: %s is 'sometimes', which is no reboot policy. Fix: set it to auto" % named in out, out
+    # ansible.cfg's YAML result format quotes the message in single quotes before ansible-core 2.19, doubling its own.
+    assert "localhost: %s is 'sometimes', which is no reboot policy. Fix: set it to auto" % named in out.replace("''", "'"), out
     assert 'argument_spec' not in out and 'Validating arguments' in out
