@@ -15,7 +15,10 @@ import sys
 
 from hypothesis import given, settings, strategies as st
 
-from ansible.executor.task_result import CallbackTaskResult
+try:
+    from ansible.executor.task_result import CallbackTaskResult
+except ImportError:  # before ansible-core 2.19 callbacks get a TaskResult, made the same way
+    from ansible.executor.task_result import TaskResult as CallbackTaskResult
 
 from ansible_collections.npu.ascend.plugins.callback import fleet
 from conftest import COLLECTIONS_ROOT, playbook_binary
