@@ -18,17 +18,15 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
 
-COMPONENTS = (
-    'driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'nnae', 'nnrt',
-    'docker-runtime', 'driver-hotpatch',
-)
+COMPONENTS = component_catalogue.component_ids()
 CHIPS = hardware_catalogue.package_chips()
 
 # Components whose file names name a chip, and those that never do.
-_CHIP_COMPONENTS = ('driver', 'firmware', 'kernels', 'ops', 'driver-hotpatch')
+_CHIP_COMPONENTS = component_catalogue.chip_components()
 _SOC_COMPONENTS = ('driver', 'firmware')
 _SOC_CHIP = '310b'
 # Chips whose driver and firmware names start with their own prefix (``Atlas-A3-hdk``) and whose

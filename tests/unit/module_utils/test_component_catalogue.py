@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+"""The component catalogue: one row per component, and the places that name components read it."""
+import os
+
+import pytest
+
+from ansible_collections.npu.ascend.plugins.module_utils import ascend_package, component_catalogue, runfile
+from ansible_collections.npu.ascend.plugins.plugin_utils import package_resolution
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def test_one_row_per_component():
+    ids = component_catalogue.component_ids()
+    assert len(ids) == len(set(ids))
+    assert set(component_catalogue.chip_components()) | set(component_catalogue.chipless_components()) == set(ids)
+
+
+@pytest.mark.parametrize('row', [row for row in component_catalogue.COMPONENTS if row['role']], ids=lambda row: row['id'])
+def test_a_managed_component_has_its_role_fact_key_and_version_file(row):
+    assert os.path.isdir(os.path.join(REPO, 'roles', row['role']))
+    assert row['fact_key'] and row['version_file'] and row['version_line'] and row['reinstall']
+    with open(os.path.join(REPO, 'docs', 'development.md'), encoding='utf-8') as handle:
+        contract = handle.read()
+    for path in row['version_file'].split(', '):
+        assert path.split(' (')[0] in contract
+
+
+def test_readers_use_the_catalogue():
+    assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker-runtime')
+    assert runfile.FACT_KEYS['docker-runtime'] == 'docker_runtime'
+    assert ascend_package.COMPONENTS == component_catalogue.component_ids()
+    assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker-runtime'}
+
+
+def test_unknown_component_is_refused():
+    with pytest.raises(ValueError, match='unknown component'):
+        component_catalogue.component_row('docker_runtime')
