@@ -15,7 +15,8 @@ from Ansible (it runs on the nodes: pci.py, ascend_package.py and npu_vnpu.py re
 - ``package_chip``: the chip as package file names spell it (None: no package we know);
 - ``hdk_prefix``: the start of its driver and firmware file names;
 - ``npu_smi_names``: the chip names ``npu-smi info`` prints for it;
-- ``dies_per_npu``: PCI functions (npu-smi chips, ``/dev/davinciN``) per NPU;
+- ``dies_per_npu``: PCI functions (npu-smi chips, ``/dev/davinciN``) per NPU of its module servers
+  (a product's own ``chips_per_npu`` may differ: the Atlas 300I Duo card holds two 310P chips);
 - ``k8s_resource``, ``request_sizes``: the extended resource Huawei's device plugin advertises and
   the request sizes it takes (None: any count up to the node's);
 - ``accelerator``, ``device_plugin_suffix``: the ``accelerator`` node label and the name suffix of
@@ -133,31 +134,31 @@ CHIP_FAMILIES = (
 # Products Huawei documents by (device id, subsystem device id). The subsystem *vendor* is left out
 # on purpose: it differs by family (0x19e5 on d802/d803, 0x0200 on d500 cards in Huawei's deployer's
 # table), so keying on it would lose products (docs/development.md, "PCI ids"). ``npus`` is NPUs per
-# server (per card for cards); a product without subsystem ids is known by name only (from the
-# inventory), never from the PCI bus.
+# server (per card for cards), ``chips_per_npu`` the PCI functions (npu-smi chips, dies) under one NPU
+# id; a product without subsystem ids is known by name only, never from the PCI bus.
 PRODUCTS = (
     {'name': 'Atlas 800I A2', 'family': '910b', 'device_id': 'd802', 'subsystem_device_ids': ('3002', '3004', '3005'),
-     'npus': 8, 'card': False, 'accelerator_type': None},
+     'chips_per_npu': 1, 'npus': 8, 'card': False, 'accelerator_type': None},
     {'name': 'Atlas 300T A2', 'family': '910b', 'device_id': 'd802', 'subsystem_device_ids': ('6000',),
-     'npus': 1, 'card': True, 'accelerator_type': None},
+     'chips_per_npu': 1, 'npus': 1, 'card': True, 'accelerator_type': None},
     {'name': 'Atlas 300I A2', 'family': '910b', 'device_id': 'd802', 'subsystem_device_ids': ('4000',),
-     'npus': 1, 'card': True, 'accelerator_type': None},
+     'chips_per_npu': 1, 'npus': 1, 'card': True, 'accelerator_type': None},
     {'name': 'Atlas 300I Pro', 'family': '310p', 'device_id': 'd500', 'subsystem_device_ids': ('0100',),
-     'npus': 1, 'card': True, 'accelerator_type': None},
+     'chips_per_npu': 1, 'npus': 1, 'card': True, 'accelerator_type': None},
     {'name': 'Atlas 300I Duo', 'family': '310p', 'device_id': 'd500', 'subsystem_device_ids': ('0110',),
-     'npus': 1, 'card': True, 'accelerator_type': None},
+     'chips_per_npu': 2, 'npus': 1, 'card': True, 'accelerator_type': None},
     # The Atlas 300V Pro shares the 300I Pro's ids (0x0100): npu-smi's product type tells them apart.
     {'name': 'Atlas 300V Pro', 'family': '310p', 'device_id': 'd500', 'subsystem_device_ids': (),
-     'npus': 1, 'card': True, 'accelerator_type': None},
+     'chips_per_npu': 1, 'npus': 1, 'card': True, 'accelerator_type': None},
     {'name': 'Atlas 800I A3', 'family': 'A3', 'device_id': 'd803', 'subsystem_device_ids': ('0100', '3003'),
-     'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16'},
+     'chips_per_npu': 2, 'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16'},
     # No public subsystem id for the Atlas 800T A3.
     {'name': 'Atlas 800T A3', 'family': 'A3', 'device_id': 'd803', 'subsystem_device_ids': (),
-     'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16'},
+     'chips_per_npu': 2, 'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16'},
     # Huawei's deployer calls it "Atlas 900 A3 Pod".
     {'name': 'Atlas 900 A3 SuperPoD', 'family': 'A3', 'device_id': 'd803',
      'subsystem_device_ids': ('3000', '3001', '3002'),
-     'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16-super-pod'},
+     'chips_per_npu': 2, 'npus': 8, 'card': False, 'accelerator_type': 'module-a3-16-super-pod'},
 )
 
 # Static vNPU templates per vNPU family: template -> (AI cores, memory GB, AI CPUs). Huawei's rules:

@@ -52,14 +52,10 @@ HOST_ARCHES = {
 }
 
 # Board ids (`npu-smi info -t board`, "Board ID") that Huawei's device plugin treats as inference
-# hardware, and those of PCIe cards, per chip family (the hardware catalogue's). It labels nothing
+# hardware, per chip family (the hardware catalogue's). It labels nothing
 # itself: an Atlas 800I A2 node needs `server-usage=infer` to be told apart from a training Atlas 800T A2.
 _INFERENCE_BOARD_IDS = dict((family, frozenset(ids)) for family, ids
                             in hardware_catalogue.family_values('inference_board_ids').items())
-_CARD_BOARD_IDS = dict((family, frozenset(ids)) for family, ids
-                       in hardware_catalogue.family_values('card_board_ids').items())
-INFERENCE_BOARD_IDS_910B = _INFERENCE_BOARD_IDS['910b']
-CARD_BOARD_IDS_910B = _CARD_BOARD_IDS['910b']
 # Products known from their PCI subsystem id (npu.ascend.ascend_facts) that are cards, not modules.
 CARD_PRODUCTS = frozenset(row['name'] for row in hardware_catalogue.PRODUCTS if row['card'])
 
@@ -247,7 +243,7 @@ def accelerator_type(chip_family, npu_count, board_id=None, product=None):
         return row['card_accelerator_type']
     product_row = hardware_catalogue.product_row(product)
     if (product_row and product_row['family'] == chip_family and product_row['accelerator_type']
-            and npu_count == product_row['npus'] * row['dies_per_npu']):
+            and npu_count == product_row['npus'] * product_row['chips_per_npu']):
         return product_row['accelerator_type']
     return row['accelerator_types'].get(npu_count)
 

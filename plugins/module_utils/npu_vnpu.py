@@ -402,7 +402,8 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         problems.append('template %s is not one this chip lists in npu-smi info -t template-info (it lists %s)'
                         % (', '.join(unknown), ', '.join(sorted(templates)) or 'none'))
     if family is None:
-        problems.append('the chip has no static vNPU support known to this collection (310P, 910B1-B4, legacy 910)')
+        problems.append('the chip has no static vNPU support known to this collection (its vNPU families: %s)'
+                        % ', '.join(sorted(hardware_catalogue.VNPU_FAMILIES)))
         return problems
     ids = [entry['vnpu_id'] for entry in wanted if entry['vnpu_id'] is not None]
     allowed = vnpu_id_range(family, phy_id)

@@ -61,7 +61,8 @@ def test_pci_classifies_the_new_products(device, subsystem, family, product):
 def test_a3_is_eight_npus_of_two_dies():
     family = catalogue.chip_family_row('a3')
     for name in ('Atlas 800I A3', 'Atlas 800T A3', 'Atlas 900 A3 SuperPoD'):
-        assert catalogue.product_row(name)['npus'] * family['dies_per_npu'] == 16
+        assert catalogue.product_row(name)['npus'] * catalogue.product_row(name)['chips_per_npu'] == 16
+        assert catalogue.product_row(name)['chips_per_npu'] == family['dies_per_npu']
     assert family['request_sizes'][-1] == 16
     assert family['roce_per_die'] and family['vnic']
 
