@@ -28,7 +28,7 @@ CHIPS = hardware_catalogue.package_chips()
 # Components whose file names name a chip, and those that never do.
 _CHIP_COMPONENTS = component_catalogue.chip_components()
 _SOC_COMPONENTS = ('driver', 'firmware')
-_SOC_CHIP = '310b'
+_SOC_CHIPS = hardware_catalogue.soc_package_chips()
 # Chips whose driver and firmware names start with their own prefix (``Atlas-A3-hdk``) and whose
 # kernels are ``Atlas-<chip>-cann-kernels``: every chip whose hdk prefix is not Ascend-hdk-<chip>.
 _ATLAS_CHIPS = tuple(chip for chip in CHIPS if hardware_catalogue.hdk_prefix(chip) != 'Ascend-hdk-' + chip)
@@ -110,9 +110,9 @@ def parse_package_name(filename):
             raise ValueError('%s has an unreadable version: %s' % (basename, error))
         chip = normalize_chip(fields['chip']) if fields.get('chip') else None
         soc = bool(fields.get('soc'))
-        if soc and chip != _SOC_CHIP:
-            raise ValueError('%s is not a Huawei Ascend package: only 310b packages come as -soc variants'
-                             % basename)
+        if soc and chip not in _SOC_CHIPS:
+            raise ValueError('%s is not a Huawei Ascend package: only %s packages come as -soc variants'
+                             % (basename, ', '.join(_SOC_CHIPS)))
         return {
             'component': component,
             'chip': chip,
@@ -146,8 +146,8 @@ def package_file_name(component, chip, version, arch, soc=False, patch=None):
     elif chip is not None:
         raise ValueError('%s package names carry no chip, got %r' % (component, chip))
 
-    if soc and (component not in _SOC_COMPONENTS or chip != _SOC_CHIP):
-        raise ValueError('only 310b driver and firmware packages come as -soc variants')
+    if soc and (component not in _SOC_COMPONENTS or chip not in _SOC_CHIPS):
+        raise ValueError('only %s driver and firmware packages come as -soc variants' % ', '.join(_SOC_CHIPS))
     soc_suffix = '-soc' if soc else ''
 
     hdk = hardware_catalogue.hdk_prefix(chip) if chip else None

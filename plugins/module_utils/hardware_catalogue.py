@@ -13,7 +13,8 @@ from Ansible (it runs on the nodes: pci.py, ascend_package.py and npu_vnpu.py re
 
 - ``pci_device_ids``: PCI device ids (vendor ``HUAWEI_VENDOR_ID``), one PCI function per die;
 - ``package_chip``: the chip as package file names spell it (None: no package we know);
-- ``hdk_prefix``: the start of its driver and firmware file names;
+- ``hdk_prefix``: the start of its driver and firmware file names; ``soc_packages``: whether its
+  driver and firmware also come as ``-soc`` variants;
 - ``npu_smi_names``: the chip names ``npu-smi info`` prints for it;
 - ``dies_per_npu``: PCI functions (npu-smi chips, ``/dev/davinciN``) per NPU of its module servers
   (a product's own ``chips_per_npu`` may differ: the Atlas 300I Duo card holds two 310P chips);
@@ -53,7 +54,7 @@ CHIP_FAMILIES = (
     {
         # First-generation training chips (Atlas 800 training servers, Atlas 300T cards).
         'family': '910', 'pci_device_ids': ('d801',), 'package_chip': '910', 'hdk_prefix': 'Ascend-hdk-910',
-        'npu_smi_names': ('910A', '910B', '910ProA', '910ProB', '910PremiumA'), 'dies_per_npu': 1,
+        'npu_smi_names': ('910A', '910B', '910ProA', '910ProB', '910PremiumA'), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': None,
         'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
         # An Atlas 800 module server and an Atlas 300T card look alike on the PCI bus: no derived value.
@@ -65,7 +66,7 @@ CHIP_FAMILIES = (
     {
         # Atlas A2: 800T/800I A2, 900 A2 PoD, 300T/300I A2 cards.
         'family': '910b', 'pci_device_ids': ('d802',), 'package_chip': '910b', 'hdk_prefix': 'Ascend-hdk-910b',
-        'npu_smi_names': ('910B1', '910B2', '910B3', '910B4', '910B4-1'), 'dies_per_npu': 1,
+        'npu_smi_names': ('910B1', '910B2', '910B3', '910B4', '910B4-1'), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': None,
         'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
         'accelerator_types': {8: 'module-910b-8', 16: 'module-910b-16'},
@@ -80,7 +81,7 @@ CHIP_FAMILIES = (
     {
         # Atlas A3 (Ascend 910C, "910_93"): 8 NPUs x 2 dies, each die its own PCI function and device.
         'family': 'A3', 'pci_device_ids': ('d803',), 'package_chip': 'A3', 'hdk_prefix': 'Atlas-A3-hdk',
-        'npu_smi_names': ('Ascend910', '910C1'), 'dies_per_npu': 2,
+        'npu_smi_names': ('Ascend910', '910C1'), 'dies_per_npu': 2, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': _A3_REQUEST_SIZES,
         'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
         'accelerator_types': {16: 'module-a3-16'}, 'card_accelerator_type': None, 'card_board_ids': (),
@@ -94,7 +95,7 @@ CHIP_FAMILIES = (
     },
     {
         'family': '310', 'pci_device_ids': ('d100',), 'package_chip': None, 'hdk_prefix': None,
-        'npu_smi_names': (), 'dies_per_npu': 1,
+        'npu_smi_names': (), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend310', 'request_sizes': None,
         'accelerator': 'huawei-Ascend310', 'device_plugin_suffix': '310',
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
@@ -104,7 +105,7 @@ CHIP_FAMILIES = (
     {
         # Atlas inference series: 300I Pro, 300V Pro, 300I Duo cards.
         'family': '310p', 'pci_device_ids': ('d500',), 'package_chip': '310p', 'hdk_prefix': 'Ascend-hdk-310p',
-        'npu_smi_names': ('310P3',), 'dies_per_npu': 1,
+        'npu_smi_names': ('310P3',), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend310P', 'request_sizes': None,
         'accelerator': 'huawei-Ascend310P', 'device_plugin_suffix': '310p',
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
@@ -114,7 +115,7 @@ CHIP_FAMILIES = (
     {
         # Atlas 200I A2 / 500 A2 (SoC packages, "-soc" file names).
         'family': '310b', 'pci_device_ids': ('d105', 'd107'), 'package_chip': '310b',
-        'hdk_prefix': 'Ascend-hdk-310b', 'npu_smi_names': ('310B4',), 'dies_per_npu': 1,
+        'hdk_prefix': 'Ascend-hdk-310b', 'npu_smi_names': ('310B4',), 'dies_per_npu': 1, 'soc_packages': True,
         'k8s_resource': None, 'request_sizes': None, 'accelerator': None, 'device_plugin_suffix': None,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
@@ -123,7 +124,7 @@ CHIP_FAMILIES = (
     {
         # The 950 generation: known on the PCI bus only.
         'family': 'A5', 'pci_device_ids': ('d806',), 'package_chip': None, 'hdk_prefix': None,
-        'npu_smi_names': (), 'dies_per_npu': 1,
+        'npu_smi_names': (), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/npu', 'request_sizes': None, 'accelerator': None, 'device_plugin_suffix': None,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
@@ -167,24 +168,25 @@ PRODUCTS = (
 # (docs/huawei-sources.md, "Static vNPUs"). ``aicores``: a whole chip's AI cores when info-vnpu does not
 # say (the legacy 910 has 30 or 32, so the smaller); ``vnpu_ids``: vNPU ids per chip (phy_id*16+100
 # .. +107 on Atlas inference products, .. +115 on training ones); ``resource``: the start of the
-# device plugin's static vNPU resource names. A3 has documented templates (vir06_1c_16g, vir12_3c_32g;
+# device plugin's static vNPU resource names; ``vgroups``: whether vNPUs are placed in vGroups (Atlas
+# inference products). A3 has documented templates (vir06_1c_16g, vir12_3c_32g;
 # vir05_1c_16g, vir10_3c_32g) but not how npu-smi numbers vNPUs on its dies: no row until that is known.
 VNPU_FAMILIES = {
     '310P': {'templates': {
         'vir01': (1, 3, 1), 'vir02': (2, 6, 2), 'vir02_1c': (2, 6, 1), 'vir04': (4, 12, 4),
         'vir04_3c': (4, 12, 3), 'vir04_3c_ndvpp': (4, 12, 3), 'vir04_4c_dvpp': (4, 12, 4)},
-        'aicores': 8, 'vnpu_ids': 8, 'resource': 'Ascend310P'},
+        'aicores': 8, 'vnpu_ids': 8, 'resource': 'Ascend310P', 'vgroups': True},
     '910B-training': {'templates': {'vir06_1c_16g': (6, 16, 1), 'vir12_3c_32g': (12, 32, 3)},
-                      'aicores': 24, 'vnpu_ids': 16, 'resource': 'Ascend910'},
+                      'aicores': 24, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
     '910B-inference': {'templates': {
         'vir05_1c_8g': (5, 8, 1), 'vir05_1c_16g': (5, 16, 1), 'vir10_3c_16g': (10, 16, 3),
         'vir10_3c_16g_nm': (10, 16, 3), 'vir10_3c_32g': (10, 32, 3), 'vir10_4c_16g_m': (10, 16, 4)},
-        'aicores': 20, 'vnpu_ids': 16, 'resource': 'Ascend910'},
+        'aicores': 20, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
     # Legacy 910 (Atlas training series, 30 or 32 AI cores): the name gives the AI cores only; the
     # memory and AI CPUs are what template-info prints (MindCluster "Virtualization Templates").
     '910': {'templates': {'vir02': (2, None, None), 'vir04': (4, None, None), 'vir08': (8, None, None),
                           'vir16': (16, None, None)},
-            'aicores': 30, 'vnpu_ids': 16, 'resource': 'Ascend910'},
+            'aicores': 30, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
 }
 
 _FAMILIES = dict((row['family'], row) for row in CHIP_FAMILIES)
@@ -224,6 +226,11 @@ def family_values(field):
 def package_chips():
     """The chips package file names know, in the catalogue's order (``910``, ``910b``, ``A3``...)."""
     return tuple(row['package_chip'] for row in CHIP_FAMILIES if row['package_chip'])
+
+
+def soc_package_chips():
+    """The chips whose driver and firmware also come as ``-soc`` packages (``310b``)."""
+    return tuple(row['package_chip'] for row in CHIP_FAMILIES if row['soc_packages'])
 
 
 def hdk_prefix(package_chip):

@@ -417,7 +417,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
     if len(wanted) > len(allowed):
         problems.append('%d vNPUs wanted, a chip has at most %d' % (len(wanted), len(allowed)))
     vgroups = [entry['vgroup_id'] for entry in wanted if entry['vgroup_id'] is not None]
-    if vgroups and family != '310P':
+    if vgroups and not hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
         problems.append('vgroup is for Atlas inference products (310P) only; remove it from the layout')
     elif any(vgroup not in VGROUPS for vgroup in vgroups):
         problems.append('vgroup must be 0-3, got %s' % ', '.join(str(v) for v in vgroups if v not in VGROUPS))
@@ -425,7 +425,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         return problems
     total_cores = resources.get('aicore', {}).get('total') or FAMILY_AICORES[family]
     total_memory = resources.get('memory_gb', {}).get('total')
-    if family == '310P':
+    if hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
         used_vgroups, cores = _vgroups_and_cores(wanted, templates)
         if used_vgroups > len(VGROUPS):
             problems.append('the layout needs %d vGroups, a 310P chip has %d (every vNPU but vir01 takes one, '

@@ -115,3 +115,8 @@ def test_a3_chips_are_not_configured_by_the_hccn_role_and_have_no_vnpu_family(na
 def test_unknown_family_is_refused():
     with pytest.raises(ValueError, match='unknown Ascend chip family'):
         catalogue.chip_family_row('910c')
+
+
+def test_only_the_310b_has_soc_packages_and_only_310p_vnpus_use_vgroups():
+    assert catalogue.soc_package_chips() == ('310b',)
+    assert [family for family, row in catalogue.VNPU_FAMILIES.items() if row['vgroups']] == ['310P']
