@@ -3,8 +3,10 @@
 import os
 
 import pytest
+import yaml
 
 from ansible_collections.npu.ascend.plugins.module_utils import ascend_package, component_catalogue, runfile
+from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import package_resolution
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -36,3 +38,26 @@ def test_readers_use_the_catalogue():
 def test_unknown_component_is_refused():
     with pytest.raises(ValueError, match='unknown component'):
         component_catalogue.component_row('docker_runtime')
+
+
+def _yaml(relative):
+    with open(os.path.join(REPO, relative), encoding='utf-8') as handle:
+        return yaml.safe_load(handle)
+
+
+def test_the_user_facing_spellings_are_the_rows():
+    """The packages role's component choices and ascend_runfile's are the catalogue's ids; the version keys
+    of the wanted stack (preflight, health gate) use the fact keys (docker_runtime)."""
+    packages = _yaml('roles/packages/meta/argument_specs.yml')['argument_specs']
+    choices = [((option.get('options') or {}).get('component') or {}).get('choices')
+               for entry_point in packages.values() for option in entry_point['options'].values()]
+    choices = [found for found in choices if found]
+    assert len(choices) == 2
+    for found in choices:
+        assert found == [row['id'] for row in component_catalogue.COMPONENTS if row['id'] != 'driver-hotpatch']
+    documented = yaml.safe_load(ascend_runfile.DOCUMENTATION)['options']['component']['choices']
+    assert documented == list(component_catalogue.managed_components())
+    preflight = _yaml('roles/preflight/meta/argument_specs.yml')['argument_specs']['main']['options']
+    stack_keys = set(next(option['options'] for option in preflight.values()
+                          if set(('driver', 'firmware', 'nnal')) <= set(option.get('options') or {})))
+    assert component_catalogue.fact_keys()['docker-runtime'] in stack_keys
