@@ -49,18 +49,20 @@ ACCELERATOR_CLASS_PREFIX = '12'
 RESOURCE_PREFIX = 'huawei.com/'
 
 _A3_REQUEST_SIZES = (1, 2, 4, 6, 8, 10, 12, 14, 16)
+# npu-smi's names of the first-generation 910; "910B" alone is this chip, not the A2 910B1-B4.
+_LEGACY_910_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 
 CHIP_FAMILIES = (
     {
         # First-generation training chips (Atlas 800 training servers, Atlas 300T cards).
         'family': '910', 'pci_device_ids': ('d801',), 'package_chip': '910', 'hdk_prefix': 'Ascend-hdk-910',
-        'npu_smi_names': ('910A', '910B', '910ProA', '910ProB', '910PremiumA'), 'dies_per_npu': 1, 'soc_packages': False,
+        'npu_smi_names': _LEGACY_910_CHIPS, 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': None,
         'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
         # An Atlas 800 module server and an Atlas 300T card look alike on the PCI bus: no derived value.
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (),
         'inference_board_ids': (), 'super_pod_accelerator_types': (),
-        'roce_chips': ('910A', '910B', '910ProA', '910ProB', '910PremiumA'), 'roce_subnet_rule': 'smp',
+        'roce_chips': _LEGACY_910_CHIPS, 'roce_subnet_rule': 'smp',
         'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
     },
     {
@@ -260,7 +262,7 @@ def vnpu_family(chip_name):
     name = (chip_name or '').strip().upper().replace('ASCEND', '').strip()
     if name.startswith('310P'):
         return '310P'
-    if name in [legacy.upper() for legacy in chip_family_row('910')['npu_smi_names']]:
+    if name in [legacy.upper() for legacy in _LEGACY_910_CHIPS]:
         return '910'
     if re.match(r'^910B[1-4]', name):
         # 910B3/910B4 are the 20-core inference chips, 910B1/910B2(C) the 24-core training ones

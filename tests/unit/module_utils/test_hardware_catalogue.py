@@ -91,17 +91,14 @@ def test_a3_node_labels_and_resource():
     assert resource_name('A3') == 'huawei.com/Ascend910'
 
 
-@pytest.mark.parametrize('product, count, expected', [
-    ('Atlas 900 A3 SuperPoD', 16, 'module-a3-16-super-pod'),
-    ('Atlas 900 A3 SuperPoD', 8, None),
-    ('Atlas 800T A3', 16, 'module-a3-16'),
-    (None, 16, 'module-a3-16'),
-    ('Atlas 300I A2', 1, None),
+@pytest.mark.parametrize('family, product, count, expected', [
+    ('A3', 'Atlas 900 A3 SuperPoD', 16, 'module-a3-16-super-pod'),
+    ('A3', 'Atlas 900 A3 SuperPoD', 8, None),
+    ('A3', 'Atlas 800T A3', 16, 'module-a3-16'),
+    ('A3', None, 16, 'module-a3-16'),
+    ('910b', 'Atlas 300I A2', 1, 'card-910b-2'),
 ])
-def test_a3_accelerator_types(product, count, expected):
-    family = 'A3' if product is None or 'A3' in product else '910b'
-    if family == '910b':
-        expected = 'card-910b-2'
+def test_accelerator_types_of_the_new_products(family, product, count, expected):
     assert accelerator_type(family, count, None, product) == expected
 
 
