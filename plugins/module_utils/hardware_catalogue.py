@@ -22,7 +22,8 @@ from Ansible (it runs on the nodes: pci.py, ascend_package.py and npu_vnpu.py re
   the request sizes it takes (None: any count up to the node's);
 - ``accelerator``, ``device_plugin_suffix``: the ``accelerator`` node label and the name suffix of
   our device plugin DaemonSet for it (None: no label documented);
-- ``accelerator_types``: NPU devices per node -> ``accelerator-type`` of a module server;
+- ``form_factor_scheduled``: whether Huawei's scheduler needs an ``accelerator-type`` for its nodes;
+  ``accelerator_types``: NPU devices per node -> ``accelerator-type`` of a module server;
   ``card_accelerator_type``, ``card_board_ids``: the same for its PCIe cards;
   ``inference_board_ids``: board ids the device plugin treats as inference hardware
   (``server-usage=infer``); ``super_pod_accelerator_types``: the SuperPoD values (set by the admin,
@@ -58,7 +59,7 @@ CHIP_FAMILIES = (
         'family': '910', 'pci_device_ids': ('d801',), 'package_chip': '910', 'hdk_prefix': 'Ascend-hdk-910',
         'npu_smi_names': _LEGACY_910_CHIPS, 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': None,
-        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
+        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910', 'form_factor_scheduled': True,
         # An Atlas 800 module server and an Atlas 300T card look alike on the PCI bus: no derived value.
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (),
         'inference_board_ids': (), 'super_pod_accelerator_types': (),
@@ -70,7 +71,7 @@ CHIP_FAMILIES = (
         'family': '910b', 'pci_device_ids': ('d802',), 'package_chip': '910b', 'hdk_prefix': 'Ascend-hdk-910b',
         'npu_smi_names': ('910B1', '910B2', '910B3', '910B4', '910B4-1'), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': None,
-        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
+        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910', 'form_factor_scheduled': True,
         'accelerator_types': {8: 'module-910b-8', 16: 'module-910b-16'},
         'card_accelerator_type': 'card-910b-2',
         # Atlas 300I A2 (0x28, 0x29 for the 64 GB card); Atlas 800I A2 without HCCS (0x33, renumbered 0x3c).
@@ -85,7 +86,7 @@ CHIP_FAMILIES = (
         'family': 'A3', 'pci_device_ids': ('d803',), 'package_chip': 'A3', 'hdk_prefix': 'Atlas-A3-hdk',
         'npu_smi_names': ('Ascend910', '910C1'), 'dies_per_npu': 2, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': _A3_REQUEST_SIZES,
-        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910',
+        'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910', 'form_factor_scheduled': True,
         'accelerator_types': {16: 'module-a3-16'}, 'card_accelerator_type': None, 'card_board_ids': (),
         # Atlas 800I A3 (0xb4: its additional SKU).
         'inference_board_ids': (0xb3, 0xb4),
@@ -99,7 +100,7 @@ CHIP_FAMILIES = (
         'family': '310', 'pci_device_ids': ('d100',), 'package_chip': None, 'hdk_prefix': None,
         'npu_smi_names': (), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend310', 'request_sizes': None,
-        'accelerator': 'huawei-Ascend310', 'device_plugin_suffix': '310',
+        'accelerator': 'huawei-Ascend310', 'device_plugin_suffix': '310', 'form_factor_scheduled': False,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
@@ -109,7 +110,7 @@ CHIP_FAMILIES = (
         'family': '310p', 'pci_device_ids': ('d500',), 'package_chip': '310p', 'hdk_prefix': 'Ascend-hdk-310p',
         'npu_smi_names': ('310P3',), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend310P', 'request_sizes': None,
-        'accelerator': 'huawei-Ascend310P', 'device_plugin_suffix': '310p',
+        'accelerator': 'huawei-Ascend310P', 'device_plugin_suffix': '310p', 'form_factor_scheduled': False,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
@@ -119,6 +120,7 @@ CHIP_FAMILIES = (
         'family': '310b', 'pci_device_ids': ('d105', 'd107'), 'package_chip': '310b',
         'hdk_prefix': 'Ascend-hdk-310b', 'npu_smi_names': ('310B4',), 'dies_per_npu': 1, 'soc_packages': True,
         'k8s_resource': None, 'request_sizes': None, 'accelerator': None, 'device_plugin_suffix': None,
+        'form_factor_scheduled': False,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
@@ -128,6 +130,7 @@ CHIP_FAMILIES = (
         'family': 'A5', 'pci_device_ids': ('d806',), 'package_chip': None, 'hdk_prefix': None,
         'npu_smi_names': (), 'dies_per_npu': 1, 'soc_packages': False,
         'k8s_resource': 'huawei.com/npu', 'request_sizes': None, 'accelerator': None, 'device_plugin_suffix': None,
+        'form_factor_scheduled': False,
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
@@ -253,7 +256,7 @@ def chip_names_of(family):
 
 def families_with_accelerator_type():
     """Chip families whose ``accelerator-type`` is scheduled by form factor (and must be set or derived)."""
-    return tuple(row['family'] for row in CHIP_FAMILIES if row['device_plugin_suffix'] == '910')
+    return tuple(row['family'] for row in CHIP_FAMILIES if row['form_factor_scheduled'])
 
 
 def vnpu_family(chip_name):
