@@ -156,7 +156,8 @@ def package_file_name(component, chip, version, arch, soc=False, patch=None):
     if component == 'driver-hotpatch':
         if not patch or not re.match(r'^sph[0-9]+$', str(patch), re.I):
             raise ValueError('a driver hot patch name needs patch like sph001, got %r' % (patch,))
-        return '%s-npu-driver_%s_%s_linux.run' % (hdk, version, patch)
+        # No public A3 hot patch name: every chip's is written as Huawei names the 910b's.
+        return 'Ascend-hdk-%s-npu-driver_%s_%s_linux.run' % (chip, version, patch)
 
     if arch is None:
         if component == 'kernels' and chip not in _ATLAS_CHIPS:
