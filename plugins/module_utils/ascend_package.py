@@ -6,8 +6,9 @@
 The spelling rules are irregular and each one matters when a playbook has to find the
 right file in a download directory: driver names spell x86 as ``x86-64`` while CANN
 and the docker runtime spell it ``x86_64``, firmware names carry no architecture at
-all, CANN kernels up to 8.0.RC2 end in ``_linux.run``, and the A3 kernels package has
-its own ``Atlas-A3-`` prefix.
+all, CANN kernels up to 8.0.RC2 end in ``_linux.run``, and the A3 driver, firmware and kernels
+packages have their own ``Atlas-A3-`` prefix. The chips and their spellings are the hardware
+catalogue's (``package_chip``, ``hdk_prefix``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,18 +18,20 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
 
-COMPONENTS = (
-    'driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'nnae', 'nnrt',
-    'docker-runtime', 'driver-hotpatch',
-)
-CHIPS = ('910', '910b', '310p', '310b', 'A3')
+COMPONENTS = component_catalogue.component_ids()
+CHIPS = hardware_catalogue.package_chips()
 
 # Components whose file names name a chip, and those that never do.
-_CHIP_COMPONENTS = ('driver', 'firmware', 'kernels', 'ops', 'driver-hotpatch')
+_CHIP_COMPONENTS = component_catalogue.chip_components()
 _SOC_COMPONENTS = ('driver', 'firmware')
-_SOC_CHIP = '310b'
+_SOC_CHIPS = hardware_catalogue.soc_package_chips()
+# Chips whose driver and firmware names start with their own prefix (``Atlas-A3-hdk``) and whose
+# kernels are ``Atlas-<chip>-cann-kernels``: every chip whose hdk prefix is not Ascend-hdk-<chip>.
+_ATLAS_CHIPS = tuple(chip for chip in CHIPS if hardware_catalogue.hdk_prefix(chip) != 'Ascend-hdk-' + chip)
 
 _CHIP_BY_LOWER = dict((chip.lower(), chip) for chip in CHIPS)
 _ARCH_ALIASES = {
@@ -36,7 +39,8 @@ _ARCH_ALIASES = {
     'aarch64': 'aarch64', 'arm64': 'aarch64',
 }
 
-_CHIP = r'(?P<chip>910b|910|310p|310b|a3)'
+_CHIP = r'(?P<chip>%s)' % '|'.join(re.escape(chip) for chip in sorted(CHIPS, key=len, reverse=True))
+_ATLAS_CHIP = r'(?P<chip>%s)' % '|'.join(re.escape(chip) for chip in _ATLAS_CHIPS)
 _VERSION = r'(?P<version>[0-9][0-9A-Za-z.-]*)'
 _ARCH = r'(?P<arch>x86_64|x86-64|aarch64)'
 
@@ -44,11 +48,17 @@ _PATTERNS = (
     ('driver-hotpatch', re.compile(
         r'^Ascend-hdk-' + _CHIP + r'-npu-driver_' + _VERSION + r'_(?P<patch>sph[0-9]+)_linux\.run$', re.I)),
     ('driver', re.compile(
+        r'^Atlas-' + _ATLAS_CHIP + r'-hdk-npu-driver_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('firmware', re.compile(
+        r'^Atlas-' + _ATLAS_CHIP + r'-hdk-npu-firmware_' + _VERSION + r'\.run$', re.I)),
+    # Also read: Ascend-hdk-A3-npu-driver_..., a spelling one third-party page shows for A3 (Huawei's
+    # download site and guides spell it Atlas-A3-hdk-npu-driver_..., which is what we write).
+    ('driver', re.compile(
         r'^Ascend-hdk-' + _CHIP + r'-npu-driver(?P<soc>-soc)?_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
     ('firmware', re.compile(
         r'^Ascend-hdk-' + _CHIP + r'-npu-firmware(?P<soc>-soc)?_' + _VERSION + r'\.run$', re.I)),
     ('kernels', re.compile(
-        r'^Atlas-(?P<chip>A3)-cann-kernels_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+        r'^Atlas-' + _ATLAS_CHIP + r'-cann-kernels_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
     ('kernels', re.compile(
         r'^Ascend-cann-kernels-' + _CHIP + r'_' + _VERSION + r'_linux(?:-' + _ARCH + r')?\.run$', re.I)),
     ('ops', re.compile(
@@ -100,9 +110,9 @@ def parse_package_name(filename):
             raise ValueError('%s has an unreadable version: %s' % (basename, error))
         chip = normalize_chip(fields['chip']) if fields.get('chip') else None
         soc = bool(fields.get('soc'))
-        if soc and chip != _SOC_CHIP:
-            raise ValueError('%s is not a Huawei Ascend package: only 310b packages come as -soc variants'
-                             % basename)
+        if soc and chip not in _SOC_CHIPS:
+            raise ValueError('%s is not a Huawei Ascend package: only %s packages come as -soc variants'
+                             % (basename, ', '.join(_SOC_CHIPS)))
         return {
             'component': component,
             'chip': chip,
@@ -136,29 +146,31 @@ def package_file_name(component, chip, version, arch, soc=False, patch=None):
     elif chip is not None:
         raise ValueError('%s package names carry no chip, got %r' % (component, chip))
 
-    if soc and (component not in _SOC_COMPONENTS or chip != _SOC_CHIP):
-        raise ValueError('only 310b driver and firmware packages come as -soc variants')
+    if soc and (component not in _SOC_COMPONENTS or chip not in _SOC_CHIPS):
+        raise ValueError('only %s driver and firmware packages come as -soc variants' % ', '.join(_SOC_CHIPS))
     soc_suffix = '-soc' if soc else ''
 
+    hdk = hardware_catalogue.hdk_prefix(chip) if chip else None
     if component == 'firmware':
-        return 'Ascend-hdk-%s-npu-firmware%s_%s.run' % (chip, soc_suffix, version)
+        return '%s-npu-firmware%s_%s.run' % (hdk, soc_suffix, version)
     if component == 'driver-hotpatch':
         if not patch or not re.match(r'^sph[0-9]+$', str(patch), re.I):
             raise ValueError('a driver hot patch name needs patch like sph001, got %r' % (patch,))
+        # No public A3 hot patch name: every chip's is written as Huawei names the 910b's.
         return 'Ascend-hdk-%s-npu-driver_%s_%s_linux.run' % (chip, version, patch)
 
     if arch is None:
-        if component == 'kernels' and chip != 'A3':
+        if component == 'kernels' and chip not in _ATLAS_CHIPS:
             return 'Ascend-cann-kernels-%s_%s_linux.run' % (chip, version)
         raise ValueError('a %s package name needs an architecture' % component)
     arch = normalize_arch(arch)
 
     if component == 'driver':
-        return 'Ascend-hdk-%s-npu-driver%s_%s_linux-%s.run' % (
-            chip, soc_suffix, version, 'x86-64' if arch == 'x86_64' else arch)
+        return '%s-npu-driver%s_%s_linux-%s.run' % (
+            hdk, soc_suffix, version, 'x86-64' if arch == 'x86_64' else arch)
     if component == 'kernels':
-        if chip == 'A3':
-            return 'Atlas-A3-cann-kernels_%s_linux-%s.run' % (version, arch)
+        if chip in _ATLAS_CHIPS:
+            return 'Atlas-%s-cann-kernels_%s_linux-%s.run' % (chip, version, arch)
         return 'Ascend-cann-kernels-%s_%s_linux-%s.run' % (chip, version, arch)
     if component == 'ops':
         return 'Ascend-cann-%s-ops_%s_linux-%s.run' % (chip, version, arch)

@@ -26,6 +26,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+
 # Every status `hccn_tool -net_health -g` is known to print; only Success means a healthy port.
 # The driver source's status table (0 Success ... 8 Detect ip set, anything else Unknown); MindCluster's
 # fault diagnosis looks for `Socket failed`, outside that table (docs/hccn.md).
@@ -33,11 +35,11 @@ NET_HEALTH_STATUSES = ('Success', 'Socket fail', 'Socket failed', 'Receive timeo
                        'Fault', 'Init', 'Thread error', 'Detect ip set', 'Unknown')
 NET_HEALTH_OK = 'Success'
 LINK_STATUSES = ('UP', 'DOWN')
-# Chips whose NPUs carry their own RoCE port (Atlas 800T A2 / 900 A2 PoD: 910B1-B3; the legacy 910 of
-# the Atlas 800-9000 training servers), as npu-smi names them. 910B4 (Atlas 800I A2) and the 310 family
-# are inference chips; A3 servers (npu-smi: Ascend910) reach other nodes over HCCS (docs/hccn.md).
-A2_TRAINING_CHIPS = ('910B1', '910B2', '910B3')
-A1_TRAINING_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
+# Chips whose NPUs carry their own RoCE port, as npu-smi names them (the hardware catalogue's roce_chips:
+# Atlas 800T A2 / 900 A2 PoD, one subnet per node; the legacy 910 of the Atlas 800-9000 training
+# servers, SMP layout). Inference chips have none; A3 servers are not configured by the hccn role (docs/hccn.md).
+A2_TRAINING_CHIPS = hardware_catalogue.roce_chips('one_subnet')
+A1_TRAINING_CHIPS = hardware_catalogue.roce_chips('smp')
 UNSET_ADDRESS = '0.0.0.0'
 # The tool's error for a value never set (module docstring), and which read each may answer by the word after
 # `no` (the 950 generation's tool says `Get ip failed`); no capture shows a detect address never set, so any

@@ -18,7 +18,7 @@ import errno
 import glob
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, version_files
+from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, component_catalogue, version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, FACT_KEYS, MANAGED_COMPONENTS
 
@@ -26,15 +26,8 @@ INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')
 # The line each component's version file names its version with (docs/development.md's table), and
 # how Huawei's installer of that component goes over an existing install: what a damaged file's fix says.
-_VERSION_LINES = {
-    'driver': ('Version=<version>', "the driver package's --upgrade"),
-    'firmware': ('Version=<version>', "the firmware package's --upgrade"),
-    'toolkit': ('version=<version>', "the toolkit package's --upgrade"),
-    'kernels': ('version_dir=<version>', "the kernels package's --uninstall, then its --install (it has no --upgrade)"),
-    'ops': ('version_dir=<version>', "the ops package's --uninstall, then its --install (it has no --upgrade)"),
-    'nnal': ('Ascend-cann-atb : <version>', "the NNAL package's --upgrade"),
-    'docker-runtime': ('version=v<version>', "the Ascend Docker Runtime package's --upgrade"),
-}
+_VERSION_LINES = dict((row['id'], (row['version_line'], row['reinstall']))
+                      for row in component_catalogue.COMPONENTS if row['version_line'])
 
 
 def _read_text(path):

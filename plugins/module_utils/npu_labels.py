@@ -22,7 +22,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils import pci
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
 
@@ -42,14 +42,8 @@ TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 _NOT_LABEL_CHARACTER = re.compile(r'[^-A-Za-z0-9_.]+')
 
 # Chip family (as npu.ascend.ascend_facts reports it) -> the value of Huawei's `accelerator`
-# label and the extended resource its device plugin advertises.
-ACCELERATORS = {
-    '910': 'huawei-Ascend910',
-    '910b': 'huawei-Ascend910',
-    'A3': 'huawei-Ascend910',
-    '310': 'huawei-Ascend310',
-    '310p': 'huawei-Ascend310P',
-}
+# label (the hardware catalogue's).
+ACCELERATORS = hardware_catalogue.family_values('accelerator')
 HOST_ARCHES = {
     'x86_64': 'huawei-x86',
     'amd64': 'huawei-x86',
@@ -57,14 +51,13 @@ HOST_ARCHES = {
     'arm64': 'huawei-arm',
 }
 
-# Board ids (`npu-smi info -t board`, "Board ID") that Huawei's device plugin treats as
-# inference hardware of the 910B family: Atlas 300I A2 (0x28, 0x29 for the 64 GB card) and the
-# Atlas 800I A2 without HCCS (0x33, renumbered 0x3c in 2024). It labels nothing itself: an
-# Atlas 800I A2 node needs `server-usage=infer` to be told apart from a training Atlas 800T A2.
-INFERENCE_BOARD_IDS_910B = frozenset((0x28, 0x29, 0x33, 0x3c))
-CARD_BOARD_IDS_910B = frozenset((0x28, 0x29))
+# Board ids (`npu-smi info -t board`, "Board ID") that Huawei's device plugin treats as inference
+# hardware, per chip family (the hardware catalogue's). It labels nothing
+# itself: an Atlas 800I A2 node needs `server-usage=infer` to be told apart from a training Atlas 800T A2.
+_INFERENCE_BOARD_IDS = dict((family, frozenset(ids)) for family, ids
+                            in hardware_catalogue.family_values('inference_board_ids').items())
 # Products known from their PCI subsystem id (npu.ascend.ascend_facts) that are cards, not modules.
-CARD_PRODUCTS = frozenset(('Atlas 300T A2', 'Atlas 300I A2'))
+CARD_PRODUCTS = frozenset(row['name'] for row in hardware_catalogue.PRODUCTS if row['card'])
 
 WORKER_SELECTOR = 'dls-worker-node'
 
@@ -231,24 +224,28 @@ def refused_labels_text(refused):
 def accelerator_type(chip_family, npu_count, board_id=None, product=None):
     """Huawei's ``accelerator-type`` for a node, or None when the facts do not settle it.
 
-    Only the 910 family is scheduled by form factor. A 910B card (Atlas 300T/300I A2, from the
-    product or the card board ids) is ``card-910b-2``; 910B modules are ``module-910b-8`` or
-    ``module-910b-16`` by NPU count, A3 servers ``module-a3-16``. The first-generation 910
-    cannot be told apart from its PCI ids or board ids (an Atlas 800 module server and an
-    Atlas 300T card look alike), so it needs an explicit value.
+    Only the 910 families are scheduled by form factor (the hardware catalogue's values). A card
+    (Atlas 300T/300I A2, from the product or the card board ids) is its family's card type
+    (``card-910b-2``); a product the catalogue gives a type has it (Atlas 900 A3 SuperPoD:
+    ``module-a3-16-super-pod``) when the node holds that product's NPU devices; other module
+    servers go by NPU device count (``module-910b-8``, ``module-910b-16``, ``module-a3-16``). The
+    first-generation 910 cannot be told apart from its PCI ids or board ids (an Atlas 800 module
+    server and an Atlas 300T card look alike), so it needs an explicit value.
     """
-    board = parse_board_id(board_id)
-    if chip_family == '910b':
-        if product in CARD_PRODUCTS or board in CARD_BOARD_IDS_910B:
-            return 'card-910b-2'
-        if npu_count == 8:
-            return 'module-910b-8'
-        if npu_count == 16:
-            return 'module-910b-16'
+    try:
+        row = hardware_catalogue.chip_family_row(chip_family)
+    except ValueError:
         return None
-    if chip_family == 'A3' and npu_count == 16:
-        return 'module-a3-16'
-    return None
+    if row['family'] != chip_family:
+        return None
+    board = parse_board_id(board_id)
+    if row['card_accelerator_type'] and (product in CARD_PRODUCTS or board in row['card_board_ids']):
+        return row['card_accelerator_type']
+    product_row = hardware_catalogue.product_row(product)
+    if (product_row and product_row['family'] == chip_family and product_row['accelerator_type']
+            and npu_count == product_row['npus'] * product_row['chips_per_npu']):
+        return product_row['accelerator_type']
+    return row['accelerator_types'].get(npu_count)
 
 
 def fabric_label(fabric, chips):
@@ -260,7 +257,7 @@ def fabric_label(fabric, chips):
     Nodes whose chips cannot be told (npu-smi not read) or are no training chips get no label: the
     label says a job can span this node over RoCE, which only a gated training node can."""
     names = set(str(chip.get('name')) for chip in chips or [] if chip.get('name'))
-    training = hccn_tool.A2_TRAINING_CHIPS + hccn_tool.A1_TRAINING_CHIPS
+    training = hardware_catalogue.roce_chips('one_subnet') + hardware_catalogue.roce_chips('smp')
     if not names or not names <= set(training):
         return None, None
     state = (fabric or {}).get('state')
@@ -320,12 +317,12 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
         labels['accelerator-type'] = label_value(accelerator_type_override)
     else:
         labels['accelerator-type'] = accelerator_type(chip_family, npu_count, board_id, facts.get('product'))
-        if labels['accelerator-type'] is None and chip_family in ('910', '910b', 'A3'):
+        if labels['accelerator-type'] is None and chip_family in hardware_catalogue.families_with_accelerator_type():
             notes.append('accelerator-type cannot be derived for a %s node with %d NPUs (board id %s, '
                          'product %s): set it explicitly'
                          % (chip_family, npu_count, board_id or 'unknown', facts.get('product') or 'unknown'))
     board = parse_board_id(board_id)
-    labels['server-usage'] = 'infer' if chip_family == '910b' and board in INFERENCE_BOARD_IDS_910B else None
+    labels['server-usage'] = 'infer' if board in _INFERENCE_BOARD_IDS.get(chip_family, ()) else None
 
     own = {
         'chip-family': label_value(chip_family),

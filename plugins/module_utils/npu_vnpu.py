@@ -21,39 +21,17 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import detect_error
 
-# Template name -> (AI cores, memory GB, AI CPUs). Huawei's rules: the number after "vir" is the
-# AI cores, the number before "c" the AI CPUs, the number before "g" the memory (MindCluster,
-# "Virtualization Rules"); the 310P templates' memory is from Huawei Cloud CCE's template table
-# (vir01's 3 GB in its Chinese edition).
-TEMPLATES = {
-    '310P': {
-        'vir01': (1, 3, 1), 'vir02': (2, 6, 2), 'vir02_1c': (2, 6, 1), 'vir04': (4, 12, 4),
-        'vir04_3c': (4, 12, 3), 'vir04_3c_ndvpp': (4, 12, 3), 'vir04_4c_dvpp': (4, 12, 4),
-    },
-    '910B-training': {'vir06_1c_16g': (6, 16, 1), 'vir12_3c_32g': (12, 32, 3)},
-    '910B-inference': {
-        'vir05_1c_8g': (5, 8, 1), 'vir05_1c_16g': (5, 16, 1), 'vir10_3c_16g': (10, 16, 3),
-        'vir10_3c_16g_nm': (10, 16, 3), 'vir10_4c_16g_m': (10, 16, 4), 'vir10_3c_32g': (10, 32, 3),
-    },
-    # Legacy 910 (Atlas training series, 30 or 32 AI cores): the name gives the AI cores only; the
-    # memory and AI CPUs are what template-info prints (MindCluster "Virtualization Templates";
-    # npu-smi's create-vnpu help lists the same four).
-    '910': {'vir02': (2, None, None), 'vir04': (4, None, None), 'vir08': (8, None, None), 'vir16': (16, None, None)},
-}
-# AI cores of a whole chip per family (MindCluster "Virtualization Rules"), when info-vnpu does not
-# say: the legacy 910 has 30 or 32, so the smaller.
-FAMILY_AICORES = {'310P': 8, '910B-training': 24, '910B-inference': 20, '910': 30}
-# Legacy 910 chip names as npu-smi prints them; "910B" alone is the legacy chip, not the A2 910B1-B4
-# (docs/huawei-sources.md, "Static vNPUs"). A bare "910" is the A3's name and stays unknown.
-_LEGACY_910 = ('910A', '910B', '910PROA', '910PROB', '910PREMIUMA')
-
-# vNPU ids: phy_id*16+100 .. +107 on Atlas inference products (310P), .. +115 on training ones
-# (MindCluster "Creating vNPUs"; phy_id is N of /dev/davinciN).
+# Template name -> (AI cores, memory GB, AI CPUs) per vNPU family, a whole chip's AI cores and its vNPU
+# ids: the hardware catalogue's VNPU_FAMILIES (its sources there).
+TEMPLATES = dict((family, row['templates']) for family, row in hardware_catalogue.VNPU_FAMILIES.items())
+FAMILY_AICORES = dict((family, row['aicores']) for family, row in hardware_catalogue.VNPU_FAMILIES.items())
+# vNPU ids: phy_id*16+100 .. +VNPU_ID_COUNT-1 (MindCluster "Creating vNPUs"; phy_id is N of /dev/davinciN).
 VNPU_ID_BASE = 100
 VNPU_IDS_PER_CHIP = 16
-VNPU_ID_COUNT = {'310P': 8, '910B-training': 16, '910B-inference': 16, '910': 16}
+VNPU_ID_COUNT = dict((family, row['vnpu_ids']) for family, row in hardware_catalogue.VNPU_FAMILIES.items())
 # vGroups (0-3) exist only on Atlas inference products; a vGroup has at least 2 AI cores, and
 # one or two vir01 share one 2-core vGroup (Atlas 300V user guide, "vNPU").
 VGROUPS = (0, 1, 2, 3)
@@ -132,17 +110,8 @@ def template_info_is_mixed(text):
 
 def chip_family(chip_name):
     """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4, 910B...), or None when the
-    chip has no static vNPU templates we know (310, 310B, A3)."""
-    name = (chip_name or '').strip().upper().replace('ASCEND', '').strip()
-    if name.startswith('310P'):
-        return '310P'
-    if name in _LEGACY_910:
-        return '910'
-    if re.match(r'^910B[1-4]', name):
-        # 910B3/910B4 are the 20-core inference chips, 910B1/910B2(C) the 24-core training ones
-        # (MindCluster device plugin's template lists per chip).
-        return '910B-inference' if name[4] in '34' else '910B-training'
-    return None
+    chip has no static vNPU templates we know (310, 310B, A3): the hardware catalogue's."""
+    return hardware_catalogue.vnpu_family(chip_name)
 
 
 def resource_name(template, family):
@@ -154,7 +123,7 @@ def resource_name(template, family):
         raise ValueError('%r is not a vNPU template name (vir<cores>[_<cpus>c][_<mem>g][_dvpp|_ndvpp|_m|_nm])'
                          % (template,))
     cores, cpus, memory, media = match.groups()
-    name = '%s-%dc' % ('Ascend310P' if family == '310P' else 'Ascend910', int(cores))
+    name = '%s-%dc' % (hardware_catalogue.VNPU_FAMILIES[family]['resource'], int(cores))
     if cpus:
         name += '.%scpu' % int(cpus)
     if memory:
@@ -433,7 +402,8 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         problems.append('template %s is not one this chip lists in npu-smi info -t template-info (it lists %s)'
                         % (', '.join(unknown), ', '.join(sorted(templates)) or 'none'))
     if family is None:
-        problems.append('the chip has no static vNPU support known to this collection (310P, 910B1-B4, legacy 910)')
+        problems.append('the chip has no static vNPU support known to this collection (its vNPU families: %s)'
+                        % ', '.join(sorted(hardware_catalogue.VNPU_FAMILIES)))
         return problems
     ids = [entry['vnpu_id'] for entry in wanted if entry['vnpu_id'] is not None]
     allowed = vnpu_id_range(family, phy_id)
@@ -447,7 +417,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
     if len(wanted) > len(allowed):
         problems.append('%d vNPUs wanted, a chip has at most %d' % (len(wanted), len(allowed)))
     vgroups = [entry['vgroup_id'] for entry in wanted if entry['vgroup_id'] is not None]
-    if vgroups and family != '310P':
+    if vgroups and not hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
         problems.append('vgroup is for Atlas inference products (310P) only; remove it from the layout')
     elif any(vgroup not in VGROUPS for vgroup in vgroups):
         problems.append('vgroup must be 0-3, got %s' % ', '.join(str(v) for v in vgroups if v not in VGROUPS))
@@ -455,7 +425,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         return problems
     total_cores = resources.get('aicore', {}).get('total') or FAMILY_AICORES[family]
     total_memory = resources.get('memory_gb', {}).get('total')
-    if family == '310P':
+    if hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
         used_vgroups, cores = _vgroups_and_cores(wanted, templates)
         if used_vgroups > len(VGROUPS):
             problems.append('the layout needs %d vGroups, a 310P chip has %d (every vNPU but vir01 takes one, '

@@ -15,49 +15,17 @@ __metaclass__ = type
 
 import re
 
-HUAWEI_VENDOR_ID = '19e5'
-# PCI base class 0x12: processing accelerators.
-ACCELERATOR_CLASS_PREFIX = '12'
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 
-DEVICE_FAMILIES = {
-    'd100': '310',
-    'd500': '310p',
-    'd801': '910',
-    'd802': '910b',
-    'd803': 'A3',
-    'd105': '310b',
-    'd107': '310b',
-    'd806': 'A5',
-}
+HUAWEI_VENDOR_ID = hardware_catalogue.HUAWEI_VENDOR_ID
+ACCELERATOR_CLASS_PREFIX = hardware_catalogue.ACCELERATOR_CLASS_PREFIX
 
-# (device id, subsystem device id) -> product, where Huawei documents it. The subsystem *vendor*
-# is left out on purpose: it differs by family (0x19e5 on d802 cards, 0x0200 on d500 cards in
-# Huawei's deployer's table), so keying on it would lose products (docs/development.md, "PCI ids").
-PRODUCTS = {
-    ('d802', '3002'): 'Atlas 800I A2',
-    ('d802', '3004'): 'Atlas 800I A2',
-    ('d802', '3005'): 'Atlas 800I A2',
-    ('d802', '6000'): 'Atlas 300T A2',
-    ('d500', '0100'): 'Atlas 300I Pro',
-    ('d500', '0110'): 'Atlas 300I Duo',
-}
+# PCI device id -> chip family, and (device id, subsystem device id) -> product: the hardware catalogue's.
+DEVICE_FAMILIES = hardware_catalogue.device_families()
+PRODUCTS = hardware_catalogue.pci_products()
 
-_FAMILY_BY_LOWER = dict((family.lower(), family) for family in set(DEVICE_FAMILIES.values()))
-_RESOURCE_NAMES = {
-    '910': 'huawei.com/Ascend910',
-    '910b': 'huawei.com/Ascend910',
-    'A3': 'huawei.com/Ascend910',
-    '310': 'huawei.com/Ascend310',
-    '310p': 'huawei.com/Ascend310P',
-    'A5': 'huawei.com/npu',
-}
-_ACCELERATOR_LABELS = {
-    '910': 'huawei-Ascend910',
-    '910b': 'huawei-Ascend910',
-    'A3': 'huawei-Ascend910',
-    '310': 'huawei-Ascend310',
-    '310p': 'huawei-Ascend310P',
-}
+_RESOURCE_NAMES = hardware_catalogue.family_values('k8s_resource')
+_ACCELERATOR_LABELS = hardware_catalogue.family_values('accelerator')
 
 _HEX_ID = re.compile(r'^(?:0x)?([0-9a-f]+)$')
 
@@ -210,11 +178,7 @@ def npu_devices(devices):
 
 def normalize_chip_family(chip_family):
     """``'910B'`` -> ``'910b'``, ``'a3'`` -> ``'A3'``; ValueError for unknown families."""
-    try:
-        return _FAMILY_BY_LOWER[str(chip_family).strip().lower()]
-    except KeyError:
-        raise ValueError('unknown Ascend chip family %r (expected one of %s)'
-                         % (chip_family, ', '.join(sorted(_FAMILY_BY_LOWER.values()))))
+    return hardware_catalogue.chip_family_row(chip_family)['family']
 
 
 def k8s_resource_name(chip_family):

@@ -18,17 +18,15 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
 
 DEFAULT_INSTALL_PATH = '/usr/local/Ascend'
 
-# Components ascend_runfile can manage: each has a version file in the contract table.
-MANAGED_COMPONENTS = ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker-runtime')
-# Keys of the ``installed`` fact; ``docker-runtime`` becomes an identifier-friendly key.
-FACT_KEYS = {
-    'firmware': 'firmware', 'driver': 'driver', 'toolkit': 'toolkit', 'kernels': 'kernels',
-    'ops': 'ops', 'nnal': 'nnal', 'docker-runtime': 'docker_runtime',
-}
+# Components ascend_runfile can manage (each has a version file in the contract table) and their keys
+# in the ``installed`` fact (``docker-runtime`` becomes ``docker_runtime``): the component catalogue's.
+MANAGED_COMPONENTS = component_catalogue.managed_components()
+FACT_KEYS = component_catalogue.fact_keys()
 HDK_COMPONENTS = ('driver', 'firmware')
 CANN_COMPONENTS = ('toolkit', 'kernels', 'ops', 'nnal')
 # Kernels and ops packages offer --install but no --upgrade (CANN installation guide; docs/huawei-sources.md).

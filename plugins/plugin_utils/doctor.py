@@ -43,6 +43,7 @@ import json
 import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
@@ -747,6 +748,20 @@ def _node_findings(evidence, context):
     return findings
 
 
+def _resources_text():
+    """``huawei.com/Ascend910 for the 910, 910b and A3 chips, ...``: the hardware catalogue's resources."""
+    families = {}
+    for row in hardware_catalogue.CHIP_FAMILIES:
+        if row['k8s_resource']:
+            families.setdefault(row['k8s_resource'], []).append(row['family'])
+    return ', '.join('%s for the %s chips' % (resource, ', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1
+                                               else names[0])
+                     for resource, names in families.items())
+
+
+_RESOURCES_TEXT = _resources_text()
+
+
 def _similar_resources(resource, published):
     """Published NPU resources a request for ``resource`` was probably meant to be."""
     domain = resource.split('/', 1)[0]
@@ -834,8 +849,7 @@ def _pending_findings(context):
                     'pod requests %s: %d; nodes advertise %s; scheduler: %s' % (
                         resource, count, '; '.join('%s on %s' % (name, ', '.join(sorted(published[name])))
                                                    for name in sorted(published)) or 'no NPU resource', message),
-                    ('request %s instead (Huawei\'s device plugin advertises huawei.com/Ascend910 for the 910, 910B '
-                     'and A3 chips, huawei.com/Ascend310P and huawei.com/Ascend310 for the others)' % similar[0])
+                    ('request %s instead (Huawei\'s device plugin advertises %s)' % (similar[0], _RESOURCES_TEXT))
                     if similar else 'deploy the device plugin for the node\'s NPUs (npu.ascend.kubernetes)'))
                 explained = True
                 break

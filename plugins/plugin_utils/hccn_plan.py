@@ -11,6 +11,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
 
 # Chips whose NPUs carry their own RoCE port: one list, which the Node's fabric label reads too.
@@ -19,7 +20,8 @@ A1_TRAINING_CHIPS = hccn_tool.A1_TRAINING_CHIPS
 # hccn_tool refuses addresses whose subnet meets these (the host-NPU virtual NIC and its neighbours).
 RESERVED_SUBNETS = ('192.168.1.0/24', '192.168.2.0/24')
 RESERVED_SUBNETS_SMP = ('192.168.3.0/24', '192.168.4.0/24', '192.168.5.0/24')
-A3_CHIP_NAME = 'Ascend910'
+# The names npu-smi gives A3 chips (the hardware catalogue's): Ascend910, 910C1 on some drivers.
+A3_CHIP_NAMES = hardware_catalogue.chip_names_of('A3')
 # NPUs per board on the 910A SMP servers: NPU i and i+4 share a subnet, a board's four NPUs differ.
 SMP_BOARD_NPUS = 4
 
@@ -29,7 +31,7 @@ def roce_model(chips):
     {'roce': bool, 'subnet_rule': 'one_subnet'|'smp'|None, 'chip_name', 'reason'}."""
     names = sorted(set(str(chip.get('name')) for chip in chips or [] if chip.get('name')))
     # npu-smi names A3 chips Ascend910 (docs/hccn.md); 310P chips carry a phy id too, so the name decides.
-    a3 = A3_CHIP_NAME in names
+    a3 = any(name in A3_CHIP_NAMES for name in names)
     name = names[0] if len(names) == 1 else ', '.join(names) or None
     if not names:
         return {'roce': False, 'subnet_rule': None, 'chip_name': None,

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import (
     package_file_name, parse_package_name)
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
@@ -26,7 +27,7 @@ from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import c
 # The kernels package carries an architecture in its name from 8.0.RC2 on (docs/huawei-sources.md).
 LAST_KERNELS_WITHOUT_ARCH = '8.0.RC2'
 ARCHLESS_COMPONENTS = ('firmware',)
-CHIPLESS_COMPONENTS = ('toolkit', 'nnae', 'nnrt', 'nnal', 'docker-runtime')
+CHIPLESS_COMPONENTS = component_catalogue.chipless_components()
 ARCHITECTURES = ('x86_64', 'aarch64')
 
 

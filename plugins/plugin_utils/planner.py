@@ -21,7 +21,7 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue, runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, version_mismatches)
@@ -210,7 +210,7 @@ def packages_to_stage(plan, role=None, chip=None):
             continue
         entry = {'component': item['package'], 'version': item['want']}
         if item['component'] in ('driver', 'firmware'):
-            entry.update({'chip': chip, 'soc': chip == '310b'})
+            entry.update({'chip': chip, 'soc': chip in hardware_catalogue.soc_package_chips()})
         elif item['component'] in ('kernels', 'ops'):
             entry['chip'] = chip
         entries.append(entry)

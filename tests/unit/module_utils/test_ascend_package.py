@@ -15,7 +15,11 @@ REAL_NAMES = [
     ('Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run', 'driver', '910b', '25.0.rc1.1', 'aarch64', False, None),
     ('Ascend-hdk-310p-npu-driver_23.0.rc3_linux-x86-64.run', 'driver', '310p', '23.0.rc3', 'x86_64', False, None),
     ('Ascend-hdk-910-npu-driver_24.1.0_linux-x86-64.run', 'driver', '910', '24.1.0', 'x86_64', False, None),
-    ('Ascend-hdk-A3-npu-driver_24.1.rc3.7_linux-aarch64.run', 'driver', 'A3', '24.1.rc3.7', 'aarch64', False, None),
+    # A3 (the A3 fact sheet, section 3: Huawei's download bucket and CANN 8.5.0 quick start).
+    ('Atlas-A3-hdk-npu-driver_25.3.rc1_linux-aarch64.run', 'driver', 'A3', '25.3.rc1', 'aarch64', False, None),
+    ('Atlas-A3-hdk-npu-driver_25.3.rc1_linux-x86-64.run', 'driver', 'A3', '25.3.rc1', 'x86_64', False, None),
+    ('Atlas-A3-hdk-npu-firmware_7.8.0.2.212.run', 'firmware', 'A3', '7.8.0.2.212', None, False, None),
+    ('Ascend-cann-A3-ops_8.5.0_linux-aarch64.run', 'ops', 'A3', '8.5.0', 'aarch64', False, None),
     ('Ascend-hdk-910b-npu-firmware_7.7.0.1.231.run', 'firmware', '910b', '7.7.0.1.231', None, False, None),
     ('Ascend-hdk-910-npu-firmware_7.5.0.2.220.run', 'firmware', '910', '7.5.0.2.220', None, False, None),
     ('Ascend-hdk-310b-npu-driver-soc_25.0.rc1.1_linux-aarch64.run', 'driver', '310b', '25.0.rc1.1', 'aarch64', True, None),
@@ -51,6 +55,15 @@ def test_round_trip_gives_the_exact_real_spelling(filename, component, chip, ver
     parsed = parse_package_name(filename)
     assert package_file_name(parsed['component'], parsed['chip'], parsed['version'], parsed['arch'],
                              soc=parsed['soc'], patch=parsed['patch']) == filename
+
+
+def test_the_third_party_a3_driver_spelling_is_read_but_not_written():
+    # One third-party page shows Ascend-hdk-A3-npu-driver_...; Huawei's own names are Atlas-A3-hdk-npu-driver_...
+    parsed = parse_package_name('Ascend-hdk-A3-npu-driver_24.1.rc3.7_linux-aarch64.run')
+    assert (parsed['component'], parsed['chip'], parsed['version'], parsed['arch']) == \
+        ('driver', 'A3', '24.1.rc3.7', 'aarch64')
+    assert package_file_name('driver', 'A3', '24.1.rc3.7', 'aarch64') == \
+        'Atlas-A3-hdk-npu-driver_24.1.rc3.7_linux-aarch64.run'
 
 
 def test_path_is_reduced_to_basename():
