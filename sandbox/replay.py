@@ -149,7 +149,7 @@ def chips_from_info(text):
             rows.append(cells)
     chips = []
     for first, second in zip(rows[0::2], rows[1::2]):
-        npu_id, _, name = first[0].partition(" ")
+        npu_id, _space, name = first[0].partition(" ")
         chip_id = second[0].split()[0]
         if not (npu_id.isdigit() and chip_id.isdigit()):
             continue
@@ -164,7 +164,7 @@ def lspci_devices(text):
     for record in re.split(r"\n\s*\n", text.strip()):
         fields = {}
         for line in record.splitlines():
-            key, _, value = line.partition(":")
+            key, _colon, value = line.partition(":")
             fields[key.strip()] = value.strip()
         if "Slot" not in fields:
             continue
@@ -185,7 +185,7 @@ def _board_value(members, npu_id, key):
     if status != 0:
         return None
     for line in text.splitlines():
-        name, _, value = line.partition(":")
+        name, _colon, value = line.partition(":")
         if name.strip().lower() == key.lower():
             return value.strip()
     return None

@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
 
-TWO = [0, 1]
+TWO = (0, 1)
 
 
 def plan(hosts, npu_ids=TWO):

@@ -67,12 +67,10 @@ def _versions_added(value, where=''):
             if key == 'version_added' and not isinstance(item, (dict, list)):
                 yield where or '.', str(item)
             else:
-                for found in _versions_added(item, '%s.%s' % (where, key) if where else str(key)):
-                    yield found
+                yield from _versions_added(item, '%s.%s' % (where, key) if where else str(key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            for found in _versions_added(item, '%s[%d]' % (where, index)):
-                yield found
+            yield from _versions_added(item, '%s[%d]' % (where, index))
 
 
 def test_no_plugin_or_role_option_claims_a_release_after_the_collection_version():
