@@ -125,6 +125,11 @@ def plan(wanted, listing, arch):
             continue
         seen.add(entry['ref'])
         entry['present'] = entry['ref'] in present
+        if not entry['file_name'] and not arch and not entry['present']:
+            entry['problem'] = ('the archive of %s cannot be named: the node\'s architecture is unknown (set '
+                                'images_arch, or images_wanted[].file_name)' % image)
+            entries.append(entry)
+            continue
         if not entry['file_name']:
             entry['file_name'] = default_file_name(image, arch)
         name_problem = file_name_problem(entry['file_name'])

@@ -145,3 +145,10 @@ def test_an_archive_saved_under_the_registry_name_is_named_with_the_tag_that_fix
 
 def test_the_filters_are_registered():
     assert set(FilterModule().filters()) == {'images_plan', 'images_judgement', 'images_import_problems'}
+
+
+def test_an_unknown_architecture_matters_only_when_the_archive_is_needed():
+    (missing,) = images_plan([PLUGIN], '', '')
+    assert 'architecture is unknown' in missing['problem']
+    (present,) = images_plan([PLUGIN], CTR_LISTING, '')
+    assert present['problem'] == ''
