@@ -16,7 +16,6 @@ import re
 
 from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import file_name_problem
 
-ENGINES = ('containerd', 'docker')
 DEFAULT_DOMAIN = 'docker.io'
 # docker/distribution's grammar, simplified: a registry host (with a port), a lower-case path of
 # components, a tag, a digest.
