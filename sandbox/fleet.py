@@ -1494,8 +1494,8 @@ def build_image_archive(binary, image, arch, entrypoint, out_dir=PACKAGES_OUT_DI
     if not Path(binary).is_file():
         raise SandboxError("%s is missing; fix: build it first (tests/k8s/build.sh builds the device plugin "
                            "stand-in)" % binary)
-    name, _, tag = image.rpartition(":")
-    if not name or "/" in tag:
+    name, separator, tag = image.rpartition(":")
+    if not separator or not name or "/" in tag:
         raise SandboxError("%s has no tag; give the image as name:tag" % image)
     out_dir = Path(out_dir)
     target = out_dir / ("%s_%s_linux-%s.tar" % (name.rsplit("/", 1)[-1], tag, arch))
