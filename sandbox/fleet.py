@@ -1668,11 +1668,71 @@ def build_container_image_locked(kind, arch):
     return archive
 
 
+def image_archive_bytes(binary, image, arch, entrypoint):
+    """A `docker save` archive (docker-archive: manifest.json, the config, one layer) of a scratch
+    image holding binary at entrypoint, tagged image, byte for byte the same for the same input."""
+    def tar_bytes(members):
+        stream = io.BytesIO()
+        with tarfile.open(fileobj=stream, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+            for name, data, mode in members:
+                info = tarfile.TarInfo(name)
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                if data is None:
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    archive.addfile(info)
+                else:
+                    info.size, info.mode = len(data), mode
+                    archive.addfile(info, io.BytesIO(data))
+        return stream.getvalue()
+
+    parts = entrypoint.strip("/").split("/")
+    members = [("/".join(parts[:depth]) + "/", None, 0) for depth in range(1, len(parts))]
+    members.append(("/".join(parts), Path(binary).read_bytes(), 0o755))
+    layer = tar_bytes(members)
+    layer_digest = hashlib.sha256(layer).hexdigest()
+    config = json.dumps({
+        "architecture": ARCHITECTURES[arch]["oci"], "os": "linux",
+        "config": {"Entrypoint": [entrypoint],
+                   "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + layer_digest]},
+        "history": [{"created_by": "sandbox/fleet.py image-archive %s" % Path(binary).name}],
+    }, sort_keys=True).encode()
+    config_name = hashlib.sha256(config).hexdigest() + ".json"
+    manifest = json.dumps([{"Config": config_name, "RepoTags": [image],
+                            "Layers": [layer_digest + "/layer.tar"]}]).encode()
+    return tar_bytes([(layer_digest + "/", None, 0), (layer_digest + "/layer.tar", layer, 0o644),
+                      (config_name, config, 0o644), ("manifest.json", manifest, 0o644)])
+
+
+def build_image_archive(binary, image, arch, entrypoint, out_dir=PACKAGES_OUT_DIR):
+    """Writes the archive of image into the package directory as <name>_<tag>_linux-<arch>.tar (the
+    name an operator gives the `docker save` of it) and refreshes SHA256SUMS; unchanged input leaves
+    the file as it is."""
+    check_arch(arch)
+    if not Path(binary).is_file():
+        raise SandboxError("%s is missing; fix: build it first (tests/k8s/build.sh builds the device plugin "
+                           "stand-in)" % binary)
+    name, separator, tag = image.rpartition(":")
+    if not separator or not name or "/" in tag:
+        raise SandboxError("%s has no tag; give the image as name:tag" % image)
+    out_dir = Path(out_dir)
+    target = out_dir / ("%s_%s_linux-%s.tar" % (name.rsplit("/", 1)[-1], tag, arch))
+    data = image_archive_bytes(binary, image, arch, entrypoint)
+    with state_lock("packages"):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_bytes() != data:
+            partial = target.with_name(target.name + ".partial")
+            partial.write_bytes(data)
+            partial.rename(target)
+        write_checksums(out_dir)
+    return target
+
+
 def write_checksums(out_dir):
-    """SHA256SUMS over every package in out_dir, in sha256sum's format, as the roles expect
-    beside the packages on the controller."""
+    """SHA256SUMS over every package and image archive in out_dir, in sha256sum's format, as the
+    roles expect beside them on the controller."""
     lines = []
-    for path in sorted(Path(out_dir).glob("*.run")):
+    for path in sorted(list(Path(out_dir).glob("*.run")) + list(Path(out_dir).glob("*.tar"))):
         digest = hashlib.sha256()
         with open(str(path), "rb") as stream:
             for block in iter(lambda: stream.read(1 << 20), b""):
@@ -1751,6 +1811,14 @@ def main(argv=None):
         loader.add_argument("hosts", nargs="*", help="nodes (default: every node of the inventory)")
     commands.add_parser("enable-foreign-arch",
                         help="register qemu-aarch64 in the host's binfmt_misc (opt-in, changes the host)")
+    archive = commands.add_parser("image-archive",
+                                  help="write a `docker save` archive of a scratch image holding one binary into "
+                                       "the package directory, with its sha256 in SHA256SUMS")
+    archive.add_argument("--binary", required=True, help="the program the image holds")
+    archive.add_argument("--image", required=True, help="the name:tag the archive carries")
+    archive.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
+    archive.add_argument("--entrypoint", default="/usr/local/bin/device-plugin",
+                         help="where the binary goes in the image (default: %(default)s)")
 
     args = parser.parse_args(argv)
     try:
@@ -1762,6 +1830,9 @@ def main(argv=None):
             return 0
         if args.command == "enable-foreign-arch":
             enable_foreign_arch()
+            return 0
+        if args.command == "image-archive":
+            print(build_image_archive(args.binary, args.image, args.arch, args.entrypoint))
             return 0
         limit = args.limit.split(",") if getattr(args, "limit", None) else None
         fleet = Fleet.from_inventory(args.inventory, limit)

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+"""fleet.py image-archive: what an operator's `docker save` of a one-binary image would be, in the
+sandbox's package source with its sha256 in SHA256SUMS (molecule/kubelet loads it with the images role)."""
+
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import tarfile
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.fixture(scope='module')
+def fleet():
+    spec = importlib.util.spec_from_file_location('npu_ascend_sandbox_fleet_archive', os.path.join(REPO_ROOT, 'sandbox', 'fleet.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_archive_is_a_docker_save_of_the_named_image(fleet, tmp_path):
+    binary = tmp_path / 'device-plugin'
+    binary.write_bytes(b'\x7fELF stand-in')
+    data = fleet.image_archive_bytes(str(binary), 'ascend-k8sdeviceplugin:v7.3.0', 'x86_64', '/usr/local/bin/device-plugin')
+    assert data == fleet.image_archive_bytes(str(binary), 'ascend-k8sdeviceplugin:v7.3.0', 'x86_64',
+                                             '/usr/local/bin/device-plugin')
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        (manifest,) = json.load(archive.extractfile('manifest.json'))
+        assert manifest['RepoTags'] == ['ascend-k8sdeviceplugin:v7.3.0']
+        config = json.load(archive.extractfile(manifest['Config']))
+        layer = archive.extractfile(manifest['Layers'][0]).read()
+    assert config['architecture'] == 'amd64' and config['config']['Entrypoint'] == ['/usr/local/bin/device-plugin']
+    assert config['rootfs']['diff_ids'] == ['sha256:' + hashlib.sha256(layer).hexdigest()]
+    with tarfile.open(fileobj=io.BytesIO(layer)) as rootfs:
+        member = rootfs.getmember('usr/local/bin/device-plugin')
+        assert member.mode == 0o755 and rootfs.extractfile(member).read() == b'\x7fELF stand-in'
+
+
+def test_the_archive_lands_beside_the_packages_with_its_sha256(fleet, tmp_path):
+    binary = tmp_path / 'device-plugin'
+    binary.write_bytes(b'stand-in')
+    (tmp_path / 'out').mkdir()
+    (tmp_path / 'out' / 'Ascend-docker-runtime_7.3.0_linux-x86_64.run').write_bytes(b'run')
+    fleet.STATE_ROOT = tmp_path / 'state'
+    target = fleet.build_image_archive(str(binary), 'ascend-k8sdeviceplugin:v7.3.0', 'x86_64',
+                                       '/usr/local/bin/device-plugin', out_dir=tmp_path / 'out')
+    assert target.name == 'ascend-k8sdeviceplugin_v7.3.0_linux-x86_64.tar'
+    sums = (tmp_path / 'out' / 'SHA256SUMS').read_text().splitlines()
+    assert '%s  %s' % (hashlib.sha256(target.read_bytes()).hexdigest(), target.name) in sums
+    assert any(line.endswith('Ascend-docker-runtime_7.3.0_linux-x86_64.run') for line in sums)
+    with pytest.raises(fleet.SandboxError, match='has no tag'):
+        fleet.build_image_archive(str(binary), 'ascend-k8sdeviceplugin', 'x86_64', '/x', out_dir=tmp_path / 'out')
