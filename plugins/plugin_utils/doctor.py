@@ -754,9 +754,12 @@ def _resources_text():
     for row in hardware_catalogue.CHIP_FAMILIES:
         if row['k8s_resource']:
             families.setdefault(row['k8s_resource'], []).append(row['family'])
-    return ', '.join('%s for the %s chips' % (resource, ', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1
-                                               else names[0])
-                     for resource, names in families.items())
+    return ', '.join('%s for the %s chips' % (resource, _and_joined(names)) for resource, names in families.items())
+
+
+def _and_joined(names):
+    """``a, b and c``."""
+    return ', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]
 
 
 _RESOURCES_TEXT = _resources_text()
