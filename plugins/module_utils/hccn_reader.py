@@ -105,29 +105,21 @@ def npu_ids_from_devices(names):
     return ids
 
 
-class HccnReader(object):
-    """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
-    timeout(1); every argv run is kept in ``commands``."""
+class HccnReader(timed_command.ToolRunner):
+    """hccn_tool as a timed_command.ToolRunner on ``node``: its runs fail with HccnFailure, naming the node."""
 
     def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time, node=None):
-        self._run_command = run_command
-        self.binary = binary
-        self.timeout = timeout
-        self._clock = clock
+        super(HccnReader, self).__init__(run_command, binary, timeout, clock)
         self.node = node or platform.node() or 'this node'
-        self.commands = []
+
+    def _stopped(self, argv):
+        return HccnFailure('%s did not answer within %s seconds on %s and was stopped; fix: check the NPU driver '
+                           '(dmesg, npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the '
+                           'hccn role)' % (' '.join(argv), self.timeout, self.node))
 
     def _run(self, args):
         """(rc, out, err) of one run; HccnFailure only when timeout(1) had to stop it."""
-        argv = [self.binary] + [str(arg) for arg in args]
-        self.commands.append(argv)
-        rc, out, err, stopped = timed_command.run(self._run_command, argv, self.timeout, KILL_AFTER_SECONDS,
-                                                  self._clock)
-        if stopped:
-            raise HccnFailure('%s did not answer within %s seconds on %s and was stopped; fix: check the NPU driver '
-                              '(dmesg, npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the '
-                              'hccn role)' % (' '.join(argv), self.timeout, self.node))
-        return rc, out, err
+        return self._run_kept([self.binary] + [str(arg) for arg in args], KILL_AFTER_SECONDS, self._stopped)
 
     def _failed(self, args, rc, out, err):
         lines = [line for line in (out + err).splitlines() if line.strip()]

@@ -77,28 +77,22 @@ def reader_for(params, get_bin_path, run_command):
     return NpuSmiReader(run_command, binary, params['timeout'])
 
 
-class NpuSmiReader(object):
-    """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
-    timeout(1); every argv run is kept in ``commands``."""
+class NpuSmiReader(timed_command.ToolRunner):
+    """npu-smi as a timed_command.ToolRunner: ``run`` fails with NpuSmiFailure, explaining npu-smi's error codes."""
 
     def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time):
-        self._run_command = run_command
-        self.binary = binary
-        self.timeout = timeout
-        self._clock = clock
-        self.commands = []
+        super(NpuSmiReader, self).__init__(run_command, binary, timeout, clock)
+
+    def _stopped(self, argv):
+        return NpuSmiFailure(
+            '%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look at dmesg '
+            'and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if the node is only '
+            'slow, raise the timeout (npu_smi_info timeout, hdk_npu_smi_timeout in the hdk role)'
+            % (' '.join(argv), self.timeout))
 
     def run(self, *args):
         argv = [self.binary] + list(args)
-        self.commands.append(argv)
-        rc, out, err, stopped = timed_command.run(self._run_command, argv, self.timeout, KILL_AFTER_SECONDS,
-                                                  self._clock)
-        if stopped:
-            raise NpuSmiFailure(
-                '%s did not answer within %s seconds and was stopped; the NPU driver may be hung. Fix: look at dmesg '
-                'and /var/log/npu/slog for driver errors, reboot the node if npu-smi hangs again; if the node is only '
-                'slow, raise the timeout (npu_smi_info timeout, hdk_npu_smi_timeout in the hdk role)'
-                % (' '.join(argv), self.timeout))
+        rc, out, err = self._run_kept(argv, KILL_AFTER_SECONDS, self._stopped)
         error = npu_smi.detect_error(out + '\n' + err)
         if error is not None:
             raise NpuSmiFailure(explain_error(error, rc))
