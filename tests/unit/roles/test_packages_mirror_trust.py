@@ -167,8 +167,9 @@ def test_a_mirror_list_giving_the_package_a_second_sha256_stops_the_run_naming_b
     sums.write_text(sums.read_text() + '%s  %s\n' % ('f' * 64, TOOLKIT))
     rc, out = run(mirror, {'packages_mirror_url': mirror['url'], 'packages_mirror_allow_insecure': 'true'})
     assert rc != 0 and 'RESOLVED' not in out, out
+    # ansible-core before 2.19 prints the message in YAML's single quotes, doubling the quotes inside it.
     assert "%s/SHA256SUMS gives '%s' two different sha256: line 1 has %s, line 2 has %s" % (
-        mirror['url'], TOOLKIT, mirror['sha256'], 'f' * 64) in out, out
+        mirror['url'], TOOLKIT, mirror['sha256'], 'f' * 64) in out.replace("''", "'"), out
 
 
 def test_a_mirror_list_in_the_bsd_tag_format_is_read(mirror):
