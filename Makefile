@@ -4,9 +4,9 @@
 #   make demo        simulated fleet up, playbooks/site.yml against it, then a test control plane
 #                    and playbooks/kubernetes.yml
 #   make demo-down   stop the control plane and remove the simulated fleet
-#   make test        deps venv checks molecule, stopping at the first failure; checks is lint, sanity,
-#                    unit, releases (sanity and unit on ansible-core 2.16-2.18), k8s-test and
-#                    sandbox-test side by side (each also a target of its own)
+#   make test        deps venv checks scenarios, stopping at the first failure; checks is lint, sanity,
+#                    unit, k8s-test and sandbox-test side by side, scenarios is molecule beside releases
+#                    (sanity and unit on ansible-core 2.16-2.18) (each also a target of its own)
 #   make build       the collection tarball in .cache/dist/
 #   make ee-context  the execution environment's build context in .cache/ee/ (ansible-builder create)
 #   make bench       sandbox fleets from bare to validated, again converged, against their floors and a
@@ -54,8 +54,9 @@ DEBIAN_PACKAGES := podman runc iptables debootstrap makeself containerd git pyth
 # systemd in the next node then fails with "Failed to create inotify object: Too many open files".
 INOTIFY_INSTANCES := 1024
 
-TEST_STAGES := deps venv checks molecule
-CHECK_STAGES := lint sanity unit releases k8s-test sandbox-test
+TEST_STAGES := deps venv checks scenarios
+CHECK_STAGES := lint sanity unit k8s-test sandbox-test
+SCENARIO_STAGES := molecule releases
 
 export PATH := $(VENV_BIN):$(PATH)
 export CONTAINERS_CONF := $(CURDIR)/sandbox/podman/containers.conf
@@ -69,7 +70,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test releases molecule test build demo demo-down bench bench-scale bench-venv faults
+.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test releases molecule scenarios test build demo demo-down bench bench-scale bench-venv faults
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -203,6 +204,12 @@ checks: venv
 molecule: venv
 	$(VENV_BIN)/python tests/releases/run.py --venvs-only 2.16
 	$(VENV_BIN)/python tests/molecule/run_scenarios.py
+
+# The scenarios spend most of their time waiting (installers' simulated durations, reboots, systemd),
+# while the older releases' sanity and unit tests keep one core busy for about ten minutes: beside the
+# scenarios they cost CI next to no time, after the checks they would add their whole duration.
+scenarios: venv
+	$(VENV_BIN)/python tests/run_stages.py --label scenarios $(SCENARIO_STAGES)
 
 # Each stage runs as its own make so the banner can show how long it took. Once deps and venv
 # are there, what later stages build runs in the background, since lint and sanity leave a core

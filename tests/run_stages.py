@@ -1,4 +1,4 @@
-"""Run make targets side by side and report each one's outcome, as `make test`'s checks stage.
+"""Run make targets side by side and report each one's outcome, as `make test`'s checks and scenarios stages.
 
 lint, sanity and the test suites read the tree and write only under .cache/ (each its own
 directory), and most of them keep one core busy at most: run together, they finish in the time
@@ -26,6 +26,7 @@ def run(target):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="checks", help="the stage's name in the closing line")
     parser.add_argument("targets", nargs="+", help="make targets, started in this order")
     args = parser.parse_args()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
@@ -36,8 +37,8 @@ def main():
         print("\n======== make %s FAILED: last %d of %d lines of %s ========"
               % (target, min(FAILED_LOG_LINES, len(lines)), len(lines), log.relative_to(REPO_ROOT)))
         print("\n".join(lines[-FAILED_LOG_LINES:]))
-    print("\nchecks: %s" % ", ".join("%s %s %.0f s" % (target, "passed" if rc == 0 else "FAILED", elapsed)
-                                     for target, rc, elapsed, _log in results))
+    print("\n%s: %s" % (args.label, ", ".join("%s %s %.0f s" % (target, "passed" if rc == 0 else "FAILED", elapsed)
+                                             for target, rc, elapsed, _log in results)))
     return 1 if failed else 0
 
 
