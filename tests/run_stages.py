@@ -37,8 +37,9 @@ def main():
         print("\n======== make %s FAILED: last %d of %d lines of %s ========"
               % (target, min(FAILED_LOG_LINES, len(lines)), len(lines), log.relative_to(REPO_ROOT)))
         print("\n".join(lines[-FAILED_LOG_LINES:]))
-    print("\n%s: %s" % (args.label, ", ".join("%s %s %.0f s" % (target, "passed" if rc == 0 else "FAILED", elapsed)
-                                             for target, rc, elapsed, _log in results)))
+    outcomes = ", ".join("%s %s %.0f s" % (target, "passed" if rc == 0 else "FAILED", elapsed)
+                         for target, rc, elapsed, _log in results)
+    print("\n%s: %s" % (args.label, outcomes))
     return 1 if failed else 0
 
 

@@ -762,7 +762,6 @@ def hosts_text(hosts):
 
 
 def _node_view(entry):
-    health = entry['health']
     kubernetes = entry['kubernetes']
     checks = sorted(entry['checks'], key=lambda check: _STATUS_RANK.get(check['status'], 9))
     return {
