@@ -62,8 +62,8 @@ def _read(path):
 def test_a_recorded_read_is_answered_verbatim(sim, capfd):
     assert sim['npu_smi'].main(['info']) == 0
     assert capfd.readouterr().out.encode() == _read(os.path.join(A2, 'commands', 'npu-smi info.txt'))
-    assert sim['hccn_tool'].main(['-i', '7', '-ip', '-g']) == 1
-    assert capfd.readouterr().out == 'Get ipconf failed, because no ip was preset there!\n'
+    assert sim['hccn_tool'].main(['-i', '7', '-ip', '-g']) == 13
+    assert capfd.readouterr() == ('', 'Get ipconf failed, because no ip was preset there!\n')
 
 
 def test_stderr_and_exit_status_come_back_as_recorded(sim, capfd):
@@ -80,7 +80,7 @@ def test_stderr_and_exit_status_come_back_as_recorded(sim, capfd):
 
 
 @pytest.mark.parametrize('tool, argv', [('npu_smi', ['info', '-t', 'board', '-i', '0']),
-                                        ('hccn_tool', ['-i', '7', '-gateway', '-g']),
+                                        ('hccn_tool', ['-i', '7', '-lldp', '-g']),
                                         ('hccn_tool', ['-i', '0', '-ping', '-g', 'address', '10.0.0.11'])])
 def test_a_read_the_bundle_lacks_is_refused_by_name(sim, capfd, tool, argv):
     assert sim[tool].main(argv) == sim['ascend_sim'].REPLAY_MISSING_EXIT != 0
