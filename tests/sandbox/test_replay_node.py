@@ -45,7 +45,7 @@ def test_the_recorded_reads_come_back_byte_for_byte(replayed):
     info = replayed.exec(A2, ["npu-smi", "info"])
     assert info.stdout == _recorded("a2-training-unconfigured-npu", "npu-smi info") and info.returncode == 0
     unset = replayed.exec(A2, ["hccn_tool", "-i", "7", "-ip", "-g"], check=False)
-    assert (unset.returncode, unset.stdout) == (1, "Get ipconf failed, because no ip was preset there!\n")
+    assert (unset.returncode, unset.stdout, unset.stderr) == (13, "", "Get ipconf failed, because no ip was preset there!\n")
     vnpus = replayed.exec(P310, ["npu-smi", "info", "-t", "info-vnpu", "-i", "32896", "-c", "0"])
     assert vnpus.stdout == _recorded("310p-vnpus", "npu-smi info -t info-vnpu -i 32896 -c 0")
 
