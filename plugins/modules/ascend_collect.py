@@ -18,17 +18,18 @@ description:
     with an C(index.json) that says for every piece where it came from and whether it was collected, cut to its
     last O(max_file_bytes) (truncated), absent, refused (not a regular file) or failed (a command that failed or
     did not answer within O(timeout)).
-  - The pieces - C(npu-smi info), C(npu-smi info -l) and C(npu-smi info -t board -i N) for every NPU; the kernel's
-    lines about the NPU driver (C(dmesg)) and its loaded modules (C(/proc/modules)); the installed components'
-    version files and C(/etc/ascend_install.info); the newest installer logs under C(/var/log/ascend_seclog); the
-    device plugin's and npu-exporter's logs; the containerd and Docker configs and the collection's stamps beside
-    them; the collection's own records under C(/var/lib/npu_ascend); the kubelet's journal; C(/etc/os-release),
-    C(uname -a) and C(lspci -d 19e5:); C(/etc/hccn.conf).
-  - The verbatim output of every read the collection makes on a node, for replaying the node in the sandbox - C(npu-smi
-    info), C(info -l), C(info -m), each NPU's board, each chip's vNPUs with the template list, vNPU mode and recovery
-    setting where chips can be split, C(hccn_tool -i N <read> -g) of each NPU (address, gateway, detect address, link,
-    net health, LLDP), C(lspci -nn) and C(lspci -vmm -nn -D) of Huawei's devices - as C(commands/<tool> <arguments>.txt)
-    (stdout), C(.stderr.txt) (when something was printed there) and C(.rc) (the exit status).
+  - The pieces - the kernel's lines about the NPU driver (C(dmesg)) and its loaded modules (C(/proc/modules)); the
+    installed components' version files and C(/etc/ascend_install.info); the newest installer logs under
+    C(/var/log/ascend_seclog); the device plugin's and npu-exporter's logs; the containerd and Docker configs and the
+    collection's stamps beside them; the collection's own records under C(/var/lib/npu_ascend); the kubelet's
+    journal; C(/etc/os-release), C(uname -a); C(/etc/hccn.conf).
+  - The verbatim output of every read the collection makes on a node, each command run once, for a support case and
+    for replaying the node in the sandbox - C(npu-smi info), C(info -l), C(info -m), each NPU's board (the NPUs of
+    C(npu-smi info), or of C(info -l) when the table cannot be read), each chip's vNPUs with the template list, vNPU
+    mode and recovery setting where chips can be split, C(hccn_tool -i N <read> -g) of each NPU (address, gateway,
+    detect address, link, net health, LLDP), C(lspci -nn) and C(lspci -vmm -nn -D) of Huawei's devices - as
+    C(commands/<tool> <arguments>.txt) (stdout), C(.stderr.txt) (when something was printed there) and C(.rc) (the
+    exit status).
   - Every config-like file (the engine configs, the records) is redacted before it is written - passwords, tokens,
     registry auth and headers, credentials in URLs - by the same redaction the modules' diffs use.
   - The log directories and the records are read without following a symbolic link (a container can replace its
@@ -340,22 +341,6 @@ def collect_records(bundle, directory):
                     '%d files, the first %d kept' % (seen, MAX_RECORD_FILES))
 
 
-def collect_npu_smi(module, bundle):
-    binary = module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS) or 'npu-smi'
-    run(module, bundle, 'npu-smi/info.txt', [binary, 'info'])
-    listing = run(module, bundle, 'npu-smi/info-l.txt', [binary, 'info', '-l'])
-    if listing is None:
-        return
-    try:
-        npus = npu_smi.parse_info_list(listing)['npus'][:MAX_BOARDS]
-    except ValueError as error:
-        bundle.note('npu-smi/board-*.txt', 'npu-smi info -l', 'failed', 'no NPU list to ask for boards: %s' % error)
-        return
-    for npu in npus:
-        argv = [binary, 'info', '-t', 'board', '-i', str(npu['npu_id'])]
-        run(module, bundle, 'npu-smi/board-%d.txt' % npu['npu_id'], argv)
-
-
 def collect_files(module, bundle):
     params = module.params
     installed = install_state.read_all_installed(params['install_path'], os.uname()[4])
@@ -400,6 +385,29 @@ def record_command(module, bundle, argv):
     return rc, out
 
 
+def _listed_chips(bundle, answers):
+    """The chips to ask for boards and vNPUs: those of ``npu-smi info``, else the NPUs of ``npu-smi info -l``
+    (boards only: the list names no chip), else none, with an index entry saying why."""
+    problems = []
+    for args, parse in ((('info',), lambda text: npu_smi.parse_info(text)['chips']),
+                        (('info', '-l'), lambda text: [{'npu_id': npu['npu_id']} for npu in npu_smi.parse_info_list(text)['npus']])):
+        rc, text = answers[args]
+        if rc != 0:
+            problems.append('npu-smi %s %s' % (' '.join(args), 'did not answer' if rc is None else 'exited %d' % rc))
+            continue
+        try:
+            chips = parse(text)
+        except (ValueError, npu_smi.NpuSmiError) as error:
+            problems.append('npu-smi %s: %s' % (' '.join(args), error))
+            continue
+        if chips:
+            return chips
+        problems.append('npu-smi %s lists no NPU' % ' '.join(args))
+    bundle.note(diagnostics.command_member(['npu-smi', 'info', '-t']) + '*', 'npu-smi info', 'failed',
+                'no chip list to ask for boards and vNPUs: %s' % '; '.join(problems))
+    return []
+
+
 def collect_commands(module, bundle):
     """The verbatim output of every read the collection makes on a node (npu-smi's views, the boards and
     vNPUs, hccn_tool's reads of each NPU, lspci of the NPUs), so that a sandbox node can replay it."""
@@ -410,18 +418,7 @@ def collect_commands(module, bundle):
     else:
         answers = dict((args, record_command(module, bundle, [npu_smi_binary] + list(args)))
                        for args in diagnostics.NPU_SMI_READS)
-        rc, text = answers[('info',)]
-        chips = []
-        if rc != 0:
-            bundle.note(diagnostics.command_member(['npu-smi', 'info', '-t']) + '*', 'npu-smi info', 'failed',
-                        'no chip list to ask for boards and vNPUs: npu-smi info %s'
-                        % ('did not answer' if rc is None else 'exited %d' % rc))
-        else:
-            try:
-                chips = npu_smi.parse_info(text)['chips']
-            except (ValueError, npu_smi.NpuSmiError) as error:
-                bundle.note(diagnostics.command_member(['npu-smi', 'info', '-t']) + '*', 'npu-smi info', 'failed',
-                            'no chip list to ask for boards and vNPUs: %s' % error)
+        chips = _listed_chips(bundle, answers)
         for args in diagnostics.npu_smi_chip_reads(chips[:MAX_BOARDS]):
             record_command(module, bundle, [npu_smi_binary] + list(args))
         npu_ids = sorted(set(chip['npu_id'] for chip in chips if chip.get('npu_id') is not None))[:MAX_BOARDS]
@@ -446,7 +443,6 @@ def collect_commands(module, bundle):
 
 
 def collect(module, bundle):
-    collect_npu_smi(module, bundle)
     collect_commands(module, bundle)
     run(module, bundle, 'kernel/dmesg-npu.txt', ['dmesg'], diagnostics.kernel_lines)
     if not os.path.exists(PROC_MODULES):
@@ -458,7 +454,6 @@ def collect(module, bundle):
         except (bounded_read.RefusedFile, OSError, IOError) as error:
             bundle.note('kernel/modules-npu.txt', PROC_MODULES, 'failed', str(error))
     run(module, bundle, 'system/uname.txt', ['uname', '-a'])
-    run(module, bundle, 'system/lspci-19e5.txt', ['lspci', '-nn', '-d', '19e5:'])
     run(module, bundle, 'kubernetes/kubelet-journal.txt', ['journalctl', '--unit', 'kubelet', '--lines', '2000',
                                                            '--no-pager'])
     collect_files(module, bundle)

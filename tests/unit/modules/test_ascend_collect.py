@@ -87,8 +87,12 @@ def test_the_bundle_holds_each_piece_with_its_index(node, run_module):
     members = _members(result['dest'])
     by_member = dict((entry['member'], entry) for entry in result['index'])
     assert json.loads(members['index.json'].decode()) == result['index']
-    assert b'Board ID : 0x02' in members['npu-smi/board-0.txt']
-    assert by_member['npu-smi/board-1.txt']['status'] == 'collected' and '-8020' in by_member['npu-smi/board-1.txt']['detail']
+    # The table does not parse, so the boards are those of the NPU list; each read runs once.
+    assert b'Board ID : 0x02' in members['commands/npu-smi info -t board -i 0.txt']
+    board_1 = by_member['commands/npu-smi info -t board -i 1.txt']
+    assert board_1['status'] == 'collected' and board_1['detail'] == 'exit 1'
+    assert b'-8020' in members['commands/npu-smi info -t board -i 1.stderr.txt']
+    assert not [name for name in members if name.startswith('npu-smi/') or name == 'system/lspci-19e5.txt']
     assert members['kernel/dmesg-npu.txt'] == b'[  2.0] drv_devmng_host: davinci0 ready'
     # A command that does not answer is stopped and named, not waited for.
     assert by_member['kubernetes/kubelet-journal.txt']['status'] == 'failed'

@@ -25,13 +25,14 @@ def node(tmp_path, monkeypatch):
     tools = tmp_path / 'bin'
     tools.mkdir()
     (tmp_path / 'info.txt').write_text(_sample('npu-smi/910B3_24.1.rc2_info-with-processes.txt'))
-    write_tool(tools, 'npu-smi', 'case "$*" in\n'
+    write_tool(tools, 'npu-smi', 'echo "$*" >> %s\n'
+                                 'case "$*" in\n'
                                  '  info) cat %s;;\n'
                                  '  "info -t board -i 3") echo "Board ID : 0x02" ; echo "a warning" >&2;;\n'
                                  '  "info -t info-vnpu -i 5 -c 0") echo "The device does not support" ; exit 3;;\n'
                                  '  *) echo "NPU ID : $*";;\n'
-                                 'esac\n' % (tmp_path / 'info.txt'))
-    write_tool(tools, 'lspci', 'echo "lspci $*"\n')
+                                 'esac\n' % (tmp_path / 'npu-smi-calls.log', tmp_path / 'info.txt'))
+    write_tool(tools, 'lspci', 'echo "$*" >> %s\necho "lspci $*"\n' % (tmp_path / 'lspci-calls.log'))
     install = tmp_path / 'Ascend'
     (install / 'driver' / 'tools').mkdir(parents=True)
     write_tool(install / 'driver' / 'tools', 'hccn_tool',
@@ -73,6 +74,29 @@ def test_every_read_is_kept_verbatim_with_its_exit_status(node, run_module):
     assert members['commands/lspci -vmm -nn -D -d 19e5%3A.txt'] == b'lspci -vmm -nn -D -d 19e5:\n'
     by_member = dict((entry['member'], entry) for entry in result['index'])
     assert by_member['commands/hccn_tool -i 7 -ip -g.rc']['detail'] == 'exit 255'
+
+
+def test_each_command_runs_once(node, run_module):
+    _run(node, run_module)
+    for tool in ('npu-smi', 'lspci'):
+        calls = (node['tmp'] / ('%s-calls.log' % tool)).read_text().splitlines()
+        assert calls and len(calls) == len(set(calls)), (tool, calls)
+
+
+def test_boards_come_from_the_npu_list_when_the_table_cannot_be_read(node, run_module):
+    (node['tmp'] / 'info.txt').write_text('| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |\n')
+    write_tool(node['tools'], 'npu-smi', 'case "$*" in\n'
+                                         '  info) cat %s;;\n'
+                                         '  "info -l") printf "Total Count : 2\\n\\nNPU ID : 0\\nChip Count : 1\\n\\nNPU ID : 6\\n'
+                                         'Chip Count : 1\\n";;\n'
+                                         '  *) echo "read $*";;\n'
+                                         'esac\n' % (node['tmp'] / 'info.txt'))
+    _result, members = _run(node, run_module)
+    boards = sorted(name for name in members if name.startswith('commands/npu-smi info -t board') and name.endswith('.txt'))
+    assert boards == ['commands/npu-smi info -t board -i 0.txt', 'commands/npu-smi info -t board -i 6.txt']
+    # Without the table's chip names nothing asks for vNPUs, and hccn_tool reads the listed NPUs.
+    assert not [name for name in members if 'info-vnpu' in name]
+    assert 'commands/hccn_tool -i 6 -ip -g.txt' in members
 
 
 def test_a_node_without_the_tools_says_so(node, run_module, tmp_path):

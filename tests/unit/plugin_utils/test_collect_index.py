@@ -6,7 +6,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.npu.ascend.plugins.filter.ascend_collect_index import ascend_collect_index
 
 BUNDLE = {'member': 'n1.tar.gz', 'counts': {'collected': 3, 'absent': 1},
-          'index': [{'member': 'npu-smi/info.txt', 'source': 'npu-smi info', 'status': 'collected', 'bytes': 9,
+          'index': [{'member': 'commands/npu-smi info.txt', 'source': 'npu-smi info', 'status': 'collected', 'bytes': 9,
                      'detail': '', 'redacted': False},
                     {'member': 'files/etc/docker/daemon.json', 'source': '/etc/docker/daemon.json',
                      'status': 'absent', 'bytes': 0, 'detail': 'no such file', 'redacted': False}]}

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.npu.ascend.plugins.plugin_utils.collect_index import fleet_index
 
 GOOD = {'member': 'good.tar.gz', 'counts': {'collected': 1, 'refused': 1},
-        'index': [{'member': 'npu-smi/info.txt', 'source': 'npu-smi info', 'status': 'collected', 'bytes': 9,
+        'index': [{'member': 'commands/npu-smi info.txt', 'source': 'npu-smi info', 'status': 'collected', 'bytes': 9,
                    'detail': '', 'redacted': False},
                   {'member': 'files/var/log/x/', 'source': '/var/log/x', 'status': 'refused', 'bytes': 0,
                    'detail': 'a symbolic link', 'redacted': False}]}
