@@ -50,6 +50,8 @@ ACCELERATOR_CLASS_PREFIX = '12'
 RESOURCE_PREFIX = 'huawei.com/'
 
 _A3_REQUEST_SIZES = (1, 2, 4, 6, 8, 10, 12, 14, 16)
+# npu-smi's names of an A3 die: Ascend910 in every capture, 910C1 on one 24.1.rc3 driver.
+_A3_CHIPS = ('Ascend910', '910C1')
 # npu-smi's names of the first-generation 910; "910B" alone is this chip, not the A2 910B1-B4.
 _LEGACY_910_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 
@@ -84,7 +86,7 @@ CHIP_FAMILIES = (
     {
         # Atlas A3 (Ascend 910C, "910_93"): 8 NPUs x 2 dies, each die its own PCI function and device.
         'family': 'A3', 'pci_device_ids': ('d803',), 'package_chip': 'A3', 'hdk_prefix': 'Atlas-A3-hdk',
-        'npu_smi_names': ('Ascend910', '910C1'), 'dies_per_npu': 2, 'soc_packages': False,
+        'npu_smi_names': _A3_CHIPS, 'dies_per_npu': 2, 'soc_packages': False,
         'k8s_resource': 'huawei.com/Ascend910', 'request_sizes': _A3_REQUEST_SIZES,
         'accelerator': 'huawei-Ascend910', 'device_plugin_suffix': '910', 'form_factor_scheduled': True,
         'accelerator_types': {16: 'module-a3-16'}, 'card_accelerator_type': None, 'card_board_ids': (),
@@ -174,24 +176,35 @@ PRODUCTS = (
 # say (the legacy 910 has 30 or 32, so the smaller); ``vnpu_ids``: vNPU ids per chip (phy_id*16+100
 # .. +107 on Atlas inference products, .. +115 on training ones); ``resource``: the start of the
 # device plugin's static vNPU resource names; ``vgroups``: whether vNPUs are placed in vGroups (Atlas
-# inference products). A3 has documented templates (vir06_1c_16g, vir12_3c_32g;
-# vir05_1c_16g, vir10_3c_32g) but not how npu-smi numbers vNPUs on its dies: no row until that is known.
+# inference products); ``chip_names``: the npu-smi chip names of the family when the name alone says
+# it (the other families follow the name rules of vnpu_family).
 VNPU_FAMILIES = {
     '310P': {'templates': {
         'vir01': (1, 3, 1), 'vir02': (2, 6, 2), 'vir02_1c': (2, 6, 1), 'vir04': (4, 12, 4),
         'vir04_3c': (4, 12, 3), 'vir04_3c_ndvpp': (4, 12, 3), 'vir04_4c_dvpp': (4, 12, 4)},
-        'aicores': 8, 'vnpu_ids': 8, 'resource': 'Ascend310P', 'vgroups': True},
+        'aicores': 8, 'vnpu_ids': 8, 'resource': 'Ascend310P', 'vgroups': True, 'chip_names': ()},
     '910B-training': {'templates': {'vir06_1c_16g': (6, 16, 1), 'vir12_3c_32g': (12, 32, 3)},
-                      'aicores': 24, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
+                      'aicores': 24, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False, 'chip_names': ()},
     '910B-inference': {'templates': {
         'vir05_1c_8g': (5, 8, 1), 'vir05_1c_16g': (5, 16, 1), 'vir10_3c_16g': (10, 16, 3),
         'vir10_3c_16g_nm': (10, 16, 3), 'vir10_3c_32g': (10, 32, 3), 'vir10_4c_16g_m': (10, 16, 4)},
-        'aicores': 20, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
+        'aicores': 20, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False, 'chip_names': ()},
     # Legacy 910 (Atlas training series, 30 or 32 AI cores): the name gives the AI cores only; the
     # memory and AI CPUs are what template-info prints (MindCluster "Virtualization Templates").
     '910': {'templates': {'vir02': (2, None, None), 'vir04': (4, None, None), 'vir08': (8, None, None),
                           'vir16': (16, None, None)},
-            'aicores': 30, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False},
+            'aicores': 30, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False, 'chip_names': ()},
+    # Atlas A3, per die: the training servers' vir06_1c_16g and vir12_3c_32g ("Atlas A3 training, 48
+    # AICores" per NPU), the inference servers' vir05_1c_16g and vir10_3c_32g (40 per NPU), resources
+    # huawei.com/Ascend910-6c.1cpu.16g ... (MindCluster "Virtualization Templates" and "Mounting vNPUs");
+    # Huawei's device plugin accepts all four on an A3 (devmanager/common/utils.go templateNameLists),
+    # and npu-smi's template-info says which a die offers. npu-smi names both kinds Ascend910, so
+    # ``aicores`` is the smaller. The vNPU ids of a die (phy id x 16 + 100, 16 of them) follow the A2's
+    # rule: no public capture shows them on an A3 (docs/huawei-sources.md, "Outputs no public capture
+    # confirms").
+    'A3': {'templates': {'vir06_1c_16g': (6, 16, 1), 'vir12_3c_32g': (12, 32, 3),
+                         'vir05_1c_16g': (5, 16, 1), 'vir10_3c_32g': (10, 32, 3)},
+           'aicores': 20, 'vnpu_ids': 16, 'resource': 'Ascend910', 'vgroups': False, 'chip_names': _A3_CHIPS},
 }
 
 _FAMILIES = dict((row['family'], row) for row in CHIP_FAMILIES)
@@ -259,9 +272,18 @@ def families_with_accelerator_type():
     return tuple(row['family'] for row in CHIP_FAMILIES if row['form_factor_scheduled'])
 
 
+def _squeezed(name):
+    return ''.join(str(name or '').split()).upper()
+
+
 def vnpu_family(chip_name):
-    """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4, 910B...), or None when the
-    chip has no static vNPU templates we know (310, 310B, A3)."""
+    """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4, 910B, Ascend910...), or None
+    when the chip has no static vNPU templates we know (310, 310B). Give the name as printed: an A3
+    die is ``Ascend910``, which without its ``Ascend`` would read as no chip at all."""
+    squeezed = _squeezed(chip_name)
+    for family, row in VNPU_FAMILIES.items():
+        if squeezed and squeezed in [_squeezed(name) for name in row['chip_names']]:
+            return family
     name = (chip_name or '').strip().upper().replace('ASCEND', '').strip()
     if name.startswith('310P'):
         return '310P'

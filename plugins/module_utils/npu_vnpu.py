@@ -110,7 +110,8 @@ def template_info_is_mixed(text):
 
 def chip_family(chip_name):
     """The vNPU family of a chip name as npu-smi prints it (310P3, 910B4, 910B...), or None when the
-    chip has no static vNPU templates we know (310, 310B, A3): the hardware catalogue's."""
+    chip has no static vNPU templates we know (310, 310B): the hardware catalogue's. Give the name as
+    npu-smi prints it (an A3 die is ``Ascend910``)."""
     return hardware_catalogue.vnpu_family(chip_name)
 
 

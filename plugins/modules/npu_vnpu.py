@@ -205,8 +205,12 @@ def _chip(reader, npu_id, chip_id, node):
     rows = _parse(npu_smi.parse_info_mapping, reader.run('info', '-m'), 'info -m', 'node %s' % node)
     for row in rows:
         if row['npu_id'] == npu_id and row['chip_id'] == chip_id and row['chip_logic_id'] is not None:
-            name = row['chip_name'].replace('Ascend', '').strip()
-            return {'npu_id': npu_id, 'chip_id': chip_id, 'name': name, 'family': npu_vnpu.chip_family(name),
+            # "Ascend 310P3" is the 310P3; an A3 die's "Ascend910" is no chip without its "Ascend", so
+            # the family comes from the name as printed.
+            name = row['chip_name'][len('Ascend '):].strip() if row['chip_name'].startswith('Ascend ') \
+                else row['chip_name'].strip()
+            return {'npu_id': npu_id, 'chip_id': chip_id, 'name': name,
+                    'family': npu_vnpu.chip_family(row['chip_name']),
                     'phy_id': row['chip_logic_id']}
     raise VnpuFailure('node %s: npu-smi info -m lists no chip %s of NPU %s. Fix: use an NPU id from npu-smi info -l '
                       'and a chip id from npu-smi info -m' % (node, chip_id, npu_id))

@@ -220,6 +220,8 @@ def test_hccs_ping_refused_elsewhere(hccn):
     ("driver", "25.3.rc1", "x86_64", "Atlas-A3-hdk-npu-driver_25.3.rc1_linux-x86-64.run"),
     ("firmware", "7.8.0.2.212", "aarch64", "Atlas-A3-hdk-npu-firmware_7.8.0.2.212.run"),
     ("kernels", "8.2.RC1", "aarch64", "Atlas-A3-cann-kernels_8.2.RC1_linux-aarch64.run"),
+    # The 8.5.0 alphas still shipped the A3 kernels package (CANN 8.5.0.alpha002 quick install guide).
+    ("kernels", "8.5.0.alpha002", "x86_64", "Atlas-A3-cann-kernels_8.5.0.alpha002_linux-x86_64.run"),
     ("ops", "8.5.0", "x86_64", "Ascend-cann-A3-ops_8.5.0_linux-x86_64.run"),
 ])
 def test_a3_packages_are_named_like_huaweis(tmp_path, component, version, arch, expected):

@@ -22,6 +22,12 @@ A2 = {"chip_family": "910b", "chip_name": "910B4",
 DUO = {"chip_family": "310p", "chip_name": "310P3",
        "npus": [{"npu_id": 1, "chips": [{"chip_id": 0}, {"chip_id": 1}]}]}
 
+# Two NPUs of an A3 server (dies 0 and 1 each, phy ids 2 x NPU + die).
+A3_NPUS = [{"npu_id": npu, "chips": [{"chip_id": die, "logic_id": 2 * npu + die, "phy_id": 2 * npu + die}
+                                     for die in (0, 1)]} for npu in (0, 1)]
+A3_TRAINING = {"chip_family": "A3", "chip_name": "Ascend910", "product": "Atlas 800T A3", "npus": A3_NPUS}
+A3_INFERENCE = dict(A3_TRAINING, product="Atlas 800I A3")
+
 
 @pytest.fixture
 def simulated(tmp_path, monkeypatch):
@@ -163,8 +169,8 @@ def test_vm_mode_answers_with_a_sentence_and_success(simulated):
 
 
 def test_chips_without_vnpus_say_so(simulated):
-    a3 = {"chip_family": "a3", "chip_name": "Ascend910", "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}]}
-    answer = simulated.run(a3, "info", "-t", "template-info")
+    soc = {"chip_family": "310b", "chip_name": "310B4", "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}]}
+    answer = simulated.run(soc, "info", "-t", "template-info")
     assert answer == "This device does not support querying template-info.\n"
     with pytest.raises(vnpu_parser.VnpuUnavailable, match="no vNPU support"):
         vnpu_parser.parse_template_info(answer)
@@ -238,3 +244,35 @@ def test_a_container_given_a_vnpu_sees_the_chip_it_is_cut_from(tmp_path):
     devices.write_text("117\n")
     seen = npu_smi.visible_hardware(DUO, str(devices))
     assert [(npu["npu_id"], [chip["chip_id"] for chip in npu["chips"]]) for npu in seen["npus"]] == [(1, [1])]
+
+
+@pytest.mark.parametrize("hardware, templates, cores", [
+    (A3_TRAINING, ["vir06_1c_16g", "vir12_3c_32g"], 24),
+    (A3_INFERENCE, ["vir05_1c_16g", "vir10_3c_32g"], 20),
+])
+def test_a3_dies_offer_their_servers_templates(simulated, hardware, templates, cores):
+    listed = vnpu_parser.parse_template_info(simulated.run(hardware, "info", "-t", "template-info"))
+    assert sorted(listed) == templates
+    # The collection's A3 family holds every template an A3 lists, with the same numbers.
+    for name, values in listed.items():
+        assert (values["aicore"], values["memory_gb"], values["aicpu"]) == vnpu_parser.TEMPLATES["A3"][name]
+    # Die 1 of NPU 1 is phy 3: ids 148-163, its own totals (an A3 die: 64 GB of HBM).
+    simulated.run(hardware, "set", "-t", "create-vnpu", "-i", "1", "-c", "1", "-f", templates[0])
+    parsed = simulated.vnpus(hardware, 1, 1)
+    assert [(v["vnpu_id"], v["template"]) for v in parsed["vnpus"]] == [(148, templates[0])]
+    assert parsed["resources"]["aicore"]["total"] == cores
+    assert parsed["resources"]["memory_gb"]["total"] == 64
+    assert simulated.vnpus(hardware, 1, 0)["vnpus"] == []
+    assert "davinci148" in os.listdir(str(simulated.devices))
+    out_of_range = simulated.fails(hardware, "set", "-t", "create-vnpu", "-i", "1", "-c", "0", "-f", templates[0],
+                                   "-v", "148")
+    assert "out of range [132, 147]" in out_of_range
+
+
+def test_a3_die_refuses_the_other_servers_templates_and_overfill(simulated):
+    refused = simulated.fails(A3_TRAINING, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir10_3c_32g")
+    assert "template vir10_3c_32g is not supported" in refused
+    simulated.run(A3_TRAINING, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir12_3c_32g")
+    simulated.run(A3_TRAINING, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir12_3c_32g")
+    full = simulated.fails(A3_TRAINING, "set", "-t", "create-vnpu", "-i", "0", "-c", "0", "-f", "vir06_1c_16g")
+    assert "not enough" in full

@@ -479,6 +479,11 @@ _VNPU_TEMPLATES = {
               ("vir10_3c_16g_nm", 10, 16, 3, 0, 0, 0, 0, 0, 0), ("vir05_1c_8g", 5, 8, 1, 2, 0, 6, 0, 0, 1)],
     "910B3": [("vir10_3c_32g", 10, 32, 3, 4, 0, 12, 0, 1, 2), ("vir05_1c_16g", 5, 16, 1, 2, 0, 6, 0, 0, 1)],
     "910B-training": [("vir12_3c_32g", 12, 32, 3, 4, 0, 12, 0, 1, 2), ("vir06_1c_16g", 6, 16, 1, 2, 0, 6, 0, 0, 1)],
+    # Atlas A3, per die (MindCluster "Virtualization Templates": A3 training vir06_1c_16g and
+    # vir12_3c_32g, A3 inference vir05_1c_16g and vir10_3c_32g); the media engines are the A2's
+    # templates of the same name (ours: no public A3 template-info).
+    "A3-training": [("vir12_3c_32g", 12, 32, 3, 4, 0, 12, 0, 1, 2), ("vir06_1c_16g", 6, 16, 1, 2, 0, 6, 0, 0, 1)],
+    "A3-inference": [("vir10_3c_32g", 10, 32, 3, 4, 0, 12, 0, 1, 2), ("vir05_1c_16g", 5, 16, 1, 2, 0, 6, 0, 0, 1)],
     # Legacy 910: the four templates of MindCluster's table and npu-smi's create-vnpu help; the
     # memory, AI CPUs and media engines are ours.
     "910": [("vir02", 2, 2, 1, 0, 0, 0, 0, 0, 0), ("vir04", 4, 4, 1, 0, 0, 0, 0, 0, 0),
@@ -486,7 +491,13 @@ _VNPU_TEMPLATES = {
 }
 # (AI cores, memory GB, AI CPUs, vNPU ids per chip, vGroups) of a whole chip per template set.
 _VNPU_CHIPS = {"310P": (8, 24, 8, 8, True), "910B4": (20, 32, 7, 16, False), "910B3": (20, 64, 7, 16, False),
-               "910B-training": (24, 64, 7, 16, False), "910": (30, 32, 14, 16, False)}
+               "910B-training": (24, 64, 7, 16, False), "910": (30, 32, 14, 16, False),
+               # An A3 die: 24 AI cores on the training servers, 20 on the inference ones (MindCluster's
+               # "48 / 40 AICores" per NPU of two dies), 64 GB of HBM; its AI CPUs (7) are the A2's: ours.
+               "A3-training": (24, 64, 7, 16, False), "A3-inference": (20, 64, 7, 16, False)}
+# The A3 servers whose dies take the inference templates (MindCluster: "Atlas A3 inference"); every
+# other A3 takes the training ones.
+A3_INFERENCE_PRODUCTS = ("Atlas 800I A3",)
 # Legacy 910 chip names as npu-smi prints them ("910B" alone is the legacy chip, not an A2 910B1-B4).
 LEGACY_910_NAMES = ("910A", "910B", "910PROA", "910PROB", "910PREMIUMA")
 # From this driver on, info-vnpu prints no table header on a chip without vNPUs (a public 26.0.rc1 capture).
@@ -496,6 +507,9 @@ NO_EMPTY_VNPU_HEADER_FROM = "26.0.rc1"
 def _vnpu_kind(hardware):
     """The template set of the node's chips, or None for chips without static vNPUs."""
     name = str(hardware.get("chip_name", "")).upper()
+    if _layout(hardware) == "a3":
+        # npu-smi names every A3 die Ascend910: the server says which templates its dies take.
+        return "A3-inference" if hardware.get("product") in A3_INFERENCE_PRODUCTS else "A3-training"
     if name.startswith("310P"):
         return "310P"
     if name in ("910B3", "910B4"):

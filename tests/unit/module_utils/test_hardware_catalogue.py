@@ -103,10 +103,19 @@ def test_accelerator_types_of_the_new_products(family, product, count, expected)
 
 
 @pytest.mark.parametrize('name', ['Ascend910', '910C1'])
-def test_a3_chips_are_not_configured_by_the_hccn_role_and_have_no_vnpu_family(name):
+def test_a3_chips_are_not_configured_by_the_hccn_role_and_have_the_a3_vnpu_family(name):
     model = hccn_plan.roce_model([{'name': name}])
     assert model['roce'] is False and 'A3' in model['reason']
-    assert npu_vnpu.chip_family(name) is None
+    assert npu_vnpu.chip_family(name) == 'A3'
+
+
+def test_a3_vnpu_templates_are_the_training_and_inference_ones():
+    row = catalogue.VNPU_FAMILIES['A3']
+    assert sorted(row['templates']) == ['vir05_1c_16g', 'vir06_1c_16g', 'vir10_3c_32g', 'vir12_3c_32g']
+    assert row['chip_names'] == catalogue.chip_names_of('A3')
+    # Each template's numbers are the ones its name spells (Huawei's naming rule).
+    for name, (cores, memory, cpus) in row['templates'].items():
+        assert name == 'vir%02d_%dc_%dg' % (cores, cpus, memory)
 
 
 def test_unknown_family_is_refused():

@@ -88,6 +88,11 @@ def test_template_info_without_header_refused():
     ('vir10_3c_16g_nm', '910B-inference', 'Ascend910-10c.3cpu.16g.ndvpp'),
     ('vir10_4c_16g_m', '910B-inference', 'Ascend910-10c.4cpu.16g.dvpp'),
     ('vir05_1c_8g', '910B-inference', 'Ascend910-5c.1cpu.8g'),
+    # Atlas A3 (MindCluster "Mounting vNPUs": huawei.com/Ascend910-6c.1cpu.16g ...).
+    ('vir06_1c_16g', 'A3', 'Ascend910-6c.1cpu.16g'),
+    ('vir12_3c_32g', 'A3', 'Ascend910-12c.3cpu.32g'),
+    ('vir05_1c_16g', 'A3', 'Ascend910-5c.1cpu.16g'),
+    ('vir10_3c_32g', 'A3', 'Ascend910-10c.3cpu.32g'),
 ])
 def test_resource_name(template, family, expected):
     assert npu_vnpu.resource_name(template, family) == expected
@@ -100,7 +105,11 @@ def test_resource_name_refuses_garbage():
 
 @pytest.mark.parametrize('name, family', [
     ('310P3', '310P'), ('Ascend 310P3', '310P'), ('910B4', '910B-inference'), ('910B3', '910B-inference'),
-    ('910B1', '910B-training'), ('910B2C', '910B-training'), ('910B', '910'), ('310B4', None), ('Ascend910', None),
+    ('910B1', '910B-training'), ('910B2C', '910B-training'), ('910B', '910'), ('310B4', None),
+    # An A3 die as npu-smi prints it (info and -m), with or without a space, and the one 24.1.rc3 name.
+    ('Ascend910', 'A3'), ('Ascend 910', 'A3'), ('ascend910', 'A3'), ('910C1', 'A3'),
+    # Without its "Ascend" the A3's name is no chip: never read as one.
+    ('910', None), ('910C', None), ('Ascend910B4', '910B-inference'),
     ('', None), (None, None),
 ])
 def test_chip_family(name, family):
@@ -111,6 +120,8 @@ def test_id_ranges():
     assert list(npu_vnpu.vnpu_id_range('310P', 0)) == list(range(100, 108))
     assert list(npu_vnpu.vnpu_id_range('310P', 1)) == list(range(116, 124))
     assert list(npu_vnpu.vnpu_id_range('910B-inference', 1)) == list(range(116, 132))
+    # An A3 die by its phy id (2 x NPU + die): die 1 of NPU 7 is phy 15.
+    assert list(npu_vnpu.vnpu_id_range('A3', 15)) == list(range(340, 356))
 
 
 def _templates(family):
@@ -167,6 +178,27 @@ def test_ids_and_vgroups_checked():
     problems = npu_vnpu.layout_problems(_layout({'template': 'vir05_1c_8g', 'vgroup': 0}), '910B-inference', 0,
                                         _templates('910B-inference'), RESOURCES_910B4)
     assert any('vgroup is for Atlas inference products' in problem for problem in problems)
+
+
+RESOURCES_A3_TRAINING = {'aicore': {'free': 24, 'total': 24}, 'memory_gb': {'free': 64, 'total': 64}}
+A3_TRAINING_TEMPLATES = dict((name, values) for name, values in _templates('A3').items()
+                             if name in ('vir06_1c_16g', 'vir12_3c_32g'))
+
+
+def test_a3_die_layouts():
+    # A training die (24 AI cores, 64 GB): two vir12 fill it, four vir06 as well.
+    for layout in (_layout('vir12_3c_32g', 'vir12_3c_32g'), _layout(*['vir06_1c_16g'] * 4)):
+        assert npu_vnpu.layout_problems(layout, 'A3', 3, A3_TRAINING_TEMPLATES, RESOURCES_A3_TRAINING) == []
+    problems = ' | '.join(npu_vnpu.layout_problems(_layout('vir12_3c_32g', 'vir12_3c_32g', 'vir06_1c_16g'), 'A3', 3,
+                                                   A3_TRAINING_TEMPLATES, RESOURCES_A3_TRAINING))
+    assert 'needs 30 AI cores, the chip has 24' in problems and 'needs 80 GB of memory, the chip has 64 GB' in problems
+    # An inference template on a training die: the die's own template-info decides, not the family's four.
+    problems = npu_vnpu.layout_problems(_layout('vir10_3c_32g'), 'A3', 3, A3_TRAINING_TEMPLATES, RESOURCES_A3_TRAINING)
+    assert problems and 'vir10_3c_32g is not one this chip lists' in problems[0]
+    # Ids of die phy 3 are 148-163; without info-vnpu totals an A3 die counts the smaller 20 cores.
+    problems = ' | '.join(npu_vnpu.layout_problems(_layout({'template': 'vir12_3c_32g', 'id': 100}, 'vir12_3c_32g'),
+                                                   'A3', 3, A3_TRAINING_TEMPLATES, {}))
+    assert 'vNPU id 100 is outside 148-163' in problems and 'needs 24 AI cores, the chip has 20' in problems
 
 
 def test_unsupported_chip():

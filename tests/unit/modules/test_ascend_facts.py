@@ -381,9 +381,23 @@ def test_the_probe_reads_the_vnpus_of_every_chip_that_can_be_split(node, run_mod
     assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info']
 
 
+def test_an_a3_is_asked_for_the_vnpus_of_each_of_its_16_dies(node, run_module, engines_path):
+    # An A3 prints its dies as "Ascend910", chips 0 and 1 of NPUs 0-7: each die is split on its own.
+    _npu_smi_with_vnpus(engines_path, os.path.join(NPU_SMI_SAMPLES, 'Ascend910-A3_24.1.rc3.7_info.txt'),
+                        os.path.join(NPU_SMI_SYNTHETIC, 'info-vnpu_A3-training_empty.txt'),
+                        os.path.join(NPU_SMI_SYNTHETIC, 'info-vnpu_A3-training_empty.txt'))
+    facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
+                       check_mode=True, diff=False)['ansible_facts']['ascend']
+    assert facts['npu_smi_error'] is None, facts['npu_smi_error']
+    assert (engines_path / 'npu-smi-calls').read_text().splitlines() == ['info'] + [
+        'info -t info-vnpu -i %d -c %d' % (npu, die) for npu in range(8) for die in (0, 1)]
+    assert [(chip['npu_id'], chip['chip_id'], chip['vnpus']) for chip in facts['npu_smi']['vnpus']] == [
+        (npu, die, []) for npu in range(8) for die in (0, 1)]
+
+
 def test_chips_that_cannot_be_split_are_not_asked_for_vnpus(node, run_module, engines_path):
-    # An A3 (its chips print as "Ascend910"): no static vNPU templates known to the collection.
-    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, 'Ascend910-A3_24.1.rc3.7_info.txt'))
+    # A 310B (Atlas 200I/500 A2): no static vNPU templates known to the collection.
+    _npu_smi(engines_path, os.path.join(NPU_SMI_SAMPLES, '310B4_23.0.rc3_info.txt'))
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'vnpus': True},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['npu_smi_error'] is None and facts['npu_smi']['vnpus'] == []

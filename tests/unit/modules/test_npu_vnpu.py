@@ -266,6 +266,33 @@ def test_legacy_910_chips_are_split_with_their_templates(tmp_path, run_module):
     assert chip.sets()[-2:] == ['set -t create-vnpu -i 1 -c 1 -f vir16', 'set -t create-vnpu -i 1 -c 1 -f vir02']
 
 
+# An A3 names its dies Ascend910 (no space) and adds a Chip Phy-ID column; the MCU is chip 2.
+A3_INFO_M = """        NPU ID                         Chip ID                        Chip Logic ID                  Chip Phy-ID                    Chip Name
+        0                              0                              0                              0                              Ascend910
+        0                              1                              1                              1                              Ascend910
+        0                              2                              -                              -                              Mcu
+        1                              0                              2                              2                              Ascend910
+        1                              1                              3                              3                              Ascend910
+        1                              2                              -                              -                              Mcu
+"""
+
+
+def test_an_a3_die_is_split_with_the_a3_templates(tmp_path, run_module):
+    chip = Chip(tmp_path, info_m=A3_INFO_M, templates=os.path.join(SYNTHETIC, 'template-info_A3-training.txt'),
+                resources='| 24/24     64/64     7/7   |')
+    layout = [{'template': 'vir12_3c_32g'}, {'template': 'vir06_1c_16g'}, {'template': 'vir06_1c_16g'}]
+    result = run_module(npu_vnpu, chip.args(layout))
+    assert result['changed'] is True, result
+    assert result['chip'] == {'npu_id': 1, 'chip_id': 1, 'name': 'Ascend910', 'family': 'A3', 'phy_id': 3}
+    assert result['resources'] == {'Ascend910-12c.3cpu.32g': 1, 'Ascend910-6c.1cpu.16g': 2}
+    assert run_module(npu_vnpu, chip.args(layout))['changed'] is False
+    # An inference die's template on a training die is refused before anything changes.
+    before = len(chip.sets())
+    refused = run_module(npu_vnpu, chip.args([{'template': 'vir10_3c_32g'}]))
+    assert refused['failed'] and 'NPU 1 chip 1 (Ascend910)' in refused['msg']
+    assert 'vir10_3c_32g is not one this chip lists' in refused['msg'] and len(chip.sets()) == before
+
+
 def test_template_info_with_na_ai_cores_plans_in_check_mode(tmp_path, run_module):
     # Issue 40: AICORE NA in template-info raised a TypeError (a traceback) while planning.
     chip = Chip(tmp_path, templates=os.path.join(SYNTHETIC, 'template-info_310P3_na-aicore.txt'))

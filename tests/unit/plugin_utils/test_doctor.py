@@ -619,3 +619,48 @@ def test_a_split_node_whose_only_whole_chip_is_unhealthy_expects_no_whole_npu():
     state['nodes'][1]['status']['capacity']['huawei.com/Ascend310P'] = '1'
     findings = doctor.diagnose([node_evidence(), evidence], state)
     assert [(item['node'], item['component']) for item in findings] == [(DUO, 'health')]
+
+
+# --- an Atlas A3: 16 dies, two per NPU, power on chip 0 only (the real 24.1.rc3.7 table) -------
+
+A3 = 'npu-a3-01'
+A3_SMI = sample_chips('Ascend910-A3_24.1.rc3.7_info.txt')
+
+
+def a3_evidence(**changes):
+    evidence = node_evidence(A3, smi=A3_SMI, facts=facts('A3', 16, product='Atlas 800T A3'))
+    evidence['versions'] = stack_check(cann='8.5.0', driver='25.3.rc1', firmware='7.8.0.2.212', chip_family='A3')
+    evidence.update(changes)
+    return evidence
+
+
+def a3_cluster(allocatable=None):
+    return cluster(nodes=[k8s_node(A3, 'huawei.com/Ascend910', 16, allocatable=allocatable)],
+                   device_plugin_pods=[plugin_pod('910', A3)])
+
+
+def test_a_healthy_a3_with_16_dies_is_no_finding():
+    assert len(A3_SMI['chips']) == 16
+    assert [chip['power_w'] is None for chip in A3_SMI['chips']] == [False, True] * 8
+    assert doctor.diagnose([a3_evidence()], a3_cluster()) == []
+
+
+def test_an_unhealthy_a3_die_is_named_by_npu_and_chip():
+    evidence = a3_evidence()
+    evidence['npu_smi']['chips'][7]['health'] = 'Critical'
+    item = only(doctor.diagnose([evidence], a3_cluster(allocatable=15)))
+    assert item['component'] == 'health'
+    assert item['problem'] == '1 of 16 chips unhealthy'
+    assert 'NPU 3 chip 1 Critical' in item['evidence'] and 'capacity 16, allocatable 15' in item['evidence']
+
+
+def test_a_missing_device_file_of_the_last_a3_die_is_found():
+    present = ['/dev/davinci%d' % index for index in range(15)] + ['/dev/davinci_manager']
+    item = only(doctor.diagnose([a3_evidence(facts=facts('A3', 16, device_nodes=present))], a3_cluster()))
+    assert item['component'] == 'driver' and item['problem'] == 'device files are missing: /dev/davinci15'
+
+
+def test_an_a3_stack_the_matrix_does_not_know_is_a_finding():
+    evidence = a3_evidence(versions=stack_check(cann='8.3.RC1', driver='25.3.rc1', chip_family='A3'))
+    item = only(doctor.diagnose([evidence], a3_cluster()))
+    assert 'cann 8.3.RC1 with driver 25.3.rc1' in item['problem'] + item['evidence']

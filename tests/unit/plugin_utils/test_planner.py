@@ -188,6 +188,23 @@ def test_packages_to_stage():
         planner.packages_to_stage(plan, 'exporter')
 
 
+@pytest.mark.parametrize('cann, operator_package', [
+    # Huawei's A3 names: Atlas-A3-cann-kernels up to 8.3 and for the 8.5.0 alphas, Ascend-cann-A3-ops from 8.5.0.
+    ('8.3.RC1', 'Atlas-A3-cann-kernels_8.3.RC1_linux-x86_64.run'),
+    ('8.5.0.alpha002', 'Atlas-A3-cann-kernels_8.5.0.alpha002_linux-x86_64.run'),
+    ('8.5.0', 'Ascend-cann-A3-ops_8.5.0_linux-x86_64.run'),
+])
+def test_a_bare_a3_node_gets_the_a3_packages(cann, operator_package):
+    from ansible_collections.npu.ascend.plugins.plugin_utils import package_resolution
+    wanted = wanted_stack.wanted_stack(dict(VARIABLES, hdk_driver_version='25.3.rc1',
+                                            hdk_firmware_version='7.8.0.2.212', cann_version=cann))
+    staged = planner.packages_to_stage(planner.plan_node(wanted, None), chip='A3')
+    names = [entry['file_name'] for entry in package_resolution.plan_packages(staged, arch='x86_64')]
+    assert names == ['Atlas-A3-hdk-npu-driver_25.3.rc1_linux-x86-64.run', 'Atlas-A3-hdk-npu-firmware_7.8.0.2.212.run',
+                     'Ascend-cann-toolkit_%s_linux-x86_64.run' % cann, operator_package,
+                     'Ascend-docker-runtime_7.3.0_linux-x86_64.run']
+
+
 # ---------------------------------------------------------------- agreement on "outdated"
 
 def test_a_stale_kernels_package_is_outdated_for_everyone():

@@ -99,6 +99,19 @@ def test_offered_labels_from_the_vnpus_the_chips_hold():
     assert vnpu_plan.offered_labels('npu.ascend', None) == {}
 
 
+def test_an_a3_with_two_split_dies_is_expected_to_offer_its_14_other_dies_whole():
+    # The health gate's count on a 16-die A3: dies 0 and 1 of NPU 2 (phy 4, 5) split, the rest whole.
+    chips = [{'npu_id': npu, 'chip_id': die, 'vnpus': [], 'resources': {}} for npu in range(8) for die in (0, 1)]
+    for die in chips[4:6]:
+        die['vnpus'] = [{'template': 'vir12_3c_32g'}, {'template': 'vir06_1c_16g'}, {'template': 'vir06_1c_16g'}]
+        die['resources'] = {'Ascend910-12c.3cpu.32g': 1, 'Ascend910-6c.1cpu.16g': 2}
+    labels = vnpu_plan.offered_labels('npu.ascend', chips)
+    assert labels == {'npu.ascend/vnpu-Ascend910-12c.3cpu.32g': '2', 'npu.ascend/vnpu-Ascend910-6c.1cpu.16g': '4',
+                      'npu.ascend/vnpu-chips': '2'}
+    assert vnpu_plan.expected_allocatable('huawei.com/Ascend910', 16, labels, 'npu.ascend') == {
+        'huawei.com/Ascend910-12c.3cpu.32g': 2, 'huawei.com/Ascend910-6c.1cpu.16g': 4, 'huawei.com/Ascend910': 14}
+
+
 _RESOURCES = st.sampled_from(['Ascend310P-1c', 'Ascend310P-2c', 'Ascend310P-4c.3cpu', 'Ascend910-5c.1cpu.8g'])
 
 

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 """npu.ascend.bundle: which package files an inventory needs, judged on the controller, no node reached.
 
-Two nodes as an operator declares them (a 910B x86_64 server and a 310P aarch64 one, their
-addresses unreachable on purpose) against a complete, an incomplete and a tampered package
+Three nodes as an operator declares them (a 910B x86_64 server, a 310P aarch64 one and an Atlas
+A3 x86_64 one on CANN 8.5.0, their addresses unreachable on purpose) against a complete, an incomplete and a tampered package
 directory; the file names are the ones Huawei publishes, spelled out here rather than derived.
 """
 import hashlib
@@ -22,6 +22,12 @@ NEEDED = {
                'Ascend-cann-toolkit_8.2.RC1_linux-aarch64.run',
                'Ascend-cann-kernels-310p_8.2.RC1_linux-aarch64.run',
                'Ascend-docker-runtime_7.3.0_linux-aarch64.run'],
+    # An Atlas A3 on CANN 8.5.0: its own HDK prefix and the A3 ops package (Huawei's OBS and CANN 8.5.0 guide).
+    'a3-01': ['Atlas-A3-hdk-npu-driver_25.3.rc1_linux-x86-64.run',
+              'Atlas-A3-hdk-npu-firmware_7.8.0.2.212.run',
+              'Ascend-cann-toolkit_8.5.0_linux-x86_64.run',
+              'Ascend-cann-A3-ops_8.5.0_linux-x86_64.run',
+              'Ascend-docker-runtime_7.3.0_linux-x86_64.run'],
 }
 INVENTORY = '''
 all:
@@ -38,6 +44,8 @@ all:
       hosts:
         a2-01: {{ansible_host: 192.0.2.11, npu_ascend_chip: 910b, npu_ascend_arch: x86_64}}
         duo-01: {{ansible_host: 192.0.2.21, npu_ascend_chip: 310p, npu_ascend_arch: aarch64}}
+        a3-01: {{ansible_host: 192.0.2.31, npu_ascend_chip: A3, npu_ascend_arch: x86_64, hdk_driver_version: 25.3.rc1,
+                hdk_firmware_version: 7.8.0.2.212, cann_version: 8.5.0}}
 '''
 
 
