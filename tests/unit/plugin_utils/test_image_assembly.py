@@ -216,3 +216,21 @@ def test_any_dockerfile_text_is_parsed_or_refused_with_a_message(text):
         assert str(error)
         return
     assert isinstance(spec['base'], str)
+
+
+NAMES = st.text(alphabet='abcdefghijklmnopqrstuvwxyz0123456789._-', min_size=1, max_size=12).filter(
+    lambda name: name not in ('.', '..') and name != 'Dockerfile')
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(NAMES, st.binary(max_size=64), min_size=1, max_size=6),
+       st.sampled_from(['/usr/local/bin/', '/opt/x/', '/']))
+def test_every_copied_file_lands_in_the_layer_byte_for_byte(files, dest):
+    dockerfile = 'FROM ubuntu:22.04\n' + ''.join('COPY ./%s %s\n' % (name, dest) for name in sorted(files))
+    data = zip_bytes([('Dockerfile', dockerfile.encode(), 0o400)] + [(name, body, 0o640) for name, body in files.items()])
+    plan, out = assemble(data, docker_base()[0])
+    assert sorted(plan['files']) == sorted((dest + name) for name in files)
+    with tarfile.open(fileobj=io.BytesIO(read_archive(out)[2][-1])) as layer:
+        for name, body in files.items():
+            member = layer.getmember((dest + name).lstrip('/'))
+            assert layer.extractfile(member).read() == body and member.mode == 0o640
