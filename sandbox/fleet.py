@@ -18,6 +18,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -1728,11 +1729,104 @@ def build_image_archive(binary, image, arch, entrypoint, out_dir=PACKAGES_OUT_DI
     return target
 
 
+# Huawei's MindCluster component zips (docs/huawei-sources.md, "MindCluster component packages and
+# images"): Ascend-mindxdl-<component>_<version>_linux-<arch>.zip holding, flat, the binary, a
+# Dockerfile that copies it (and its JSON files) into ubuntu:22.04, and the manifests. The Dockerfile
+# here is the sandbox's own, with the instructions the facts name: FROM, ENV, COPY, RUN.
+COMPONENT_ZIPS = {
+    "device-plugin": {
+        "binary": "device-plugin",
+        "data_files": ("faultCode.json", "faultCustomization.json"),
+        "manifests": ("device-plugin-910-v{version}.yaml", "device-plugin-310P-v{version}.yaml",
+                      "device-plugin-volcano-v{version}.yaml"),
+        "image": "ascend-k8sdeviceplugin",
+    },
+    "npu-exporter": {
+        "binary": "npu-exporter",
+        "data_files": (),
+        "manifests": ("npu-exporter-v{version}.yaml",),
+        "image": "npu-exporter",
+    },
+}
+COMPONENT_BASE_IMAGE = "ubuntu:22.04"
+
+
+def component_dockerfile(binary, data_files):
+    lines = ["FROM %s" % COMPONENT_BASE_IMAGE, "",
+             "RUN useradd -d /home/HwHiAiUser -u 1000 -m -s /usr/sbin/nologin HwHiAiUser",
+             "",
+             "ENV LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/driver:"
+             "/usr/local/Ascend/driver/lib64/common",
+             "",
+             "COPY ./%s /usr/local/bin/" % binary]
+    lines += ["COPY ./%s /usr/local/" % name for name in data_files]
+    lines += ["", "RUN chmod 550 /usr/local/bin/%s" % binary
+              + "".join(" && \\\n    chmod 440 /usr/local/%s" % name for name in data_files), ""]
+    return "\n".join(lines)
+
+
+def component_zip_bytes(component, version, arch, binary):
+    """The component zip of version and arch with binary inside, byte for byte the same for the same input."""
+    spec = COMPONENT_ZIPS[component]
+    image = "%s:v%s" % (spec["image"], version)
+    members = [(spec["binary"], Path(binary).read_bytes(), 0o500),
+               ("Dockerfile", component_dockerfile(spec["binary"], spec["data_files"]).encode(), 0o400)]
+    members += [(name, b"{}\n", 0o400) for name in spec["data_files"]]
+    for manifest in spec["manifests"]:
+        text = ("# sandbox stand-in for Huawei's %s (%s)\napiVersion: apps/v1\nkind: DaemonSet\n"
+                "metadata: {name: %s, namespace: kube-system}\n"
+                "spec:\n  template:\n    spec:\n      containers:\n      - name: %s\n"
+                "        image: %s\n        imagePullPolicy: Never\n"
+                % (manifest.format(version=version), arch, component, component, image))
+        members.append((manifest.format(version=version), text.encode(), 0o400))
+    stream = io.BytesIO()
+    with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data, mode in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return stream.getvalue()
+
+
+def write_package_file(target, data):
+    """Writes data at target in the package directory unless it holds it already, and refreshes SHA256SUMS."""
+    with state_lock("packages"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_bytes() != data:
+            partial = target.with_name(target.name + ".partial")
+            partial.write_bytes(data)
+            partial.rename(target)
+        write_checksums(target.parent)
+    return target
+
+
+def build_component_zip(component, version, arch, binary, out_dir=PACKAGES_OUT_DIR):
+    """Writes Ascend-mindxdl-<component>_<version>_linux-<arch>.zip into the package directory."""
+    check_arch(arch)
+    if not Path(binary).is_file():
+        raise SandboxError("%s is missing; fix: build it first (tests/k8s/build.sh builds the device plugin "
+                           "stand-in)" % binary)
+    target = Path(out_dir) / ("Ascend-mindxdl-%s_%s_linux-%s.zip" % (component, version, arch))
+    return write_package_file(target, component_zip_bytes(component, version, arch, binary))
+
+
+def put_container_image(kind, arch, file_name, out_dir=PACKAGES_OUT_DIR):
+    """Puts the probe or workload image's docker-archive into the package directory as file_name: the
+    workload image as the validation pod's image an operator saves there, the probe image (busybox) as
+    the stand-in for the base image a component's Dockerfile names (ubuntu:22.04)."""
+    if "/" in file_name or not file_name.endswith(".tar"):
+        raise SandboxError("%s: give a plain file name ending in .tar" % file_name)
+    archive = build_container_image(kind, arch)
+    return write_package_file(Path(out_dir) / file_name, archive.read_bytes())
+
+
 def write_checksums(out_dir):
     """SHA256SUMS over every package and image archive in out_dir, in sha256sum's format, as the
     roles expect beside them on the controller."""
     lines = []
-    for path in sorted(list(Path(out_dir).glob("*.run")) + list(Path(out_dir).glob("*.tar"))):
+    for path in sorted(list(Path(out_dir).glob("*.run")) + list(Path(out_dir).glob("*.tar"))
+                       + list(Path(out_dir).glob("*.zip"))):
         digest = hashlib.sha256()
         with open(str(path), "rb") as stream:
             for block in iter(lambda: stream.read(1 << 20), b""):
@@ -1819,6 +1913,19 @@ def main(argv=None):
     archive.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
     archive.add_argument("--entrypoint", default="/usr/local/bin/device-plugin",
                          help="where the binary goes in the image (default: %(default)s)")
+    component = commands.add_parser("component-zip",
+                                    help="write a MindCluster component zip (binary, Dockerfile, manifests) into the "
+                                         "package directory, with its sha256 in SHA256SUMS")
+    component.add_argument("--component", default="device-plugin", choices=sorted(COMPONENT_ZIPS))
+    component.add_argument("--version", required=True, help="the component's version, e.g. 7.3.0")
+    component.add_argument("--binary", required=True, help="the program the zip holds")
+    component.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
+    put_image = commands.add_parser("package-image",
+                                    help="put the probe or workload image's docker-archive into the package directory "
+                                         "under a file name, with its sha256 in SHA256SUMS")
+    put_image.add_argument("--kind", required=True, choices=sorted(CONTAINER_IMAGES))
+    put_image.add_argument("--file-name", required=True)
+    put_image.add_argument("--arch", default="x86_64", choices=sorted(ARCHITECTURES))
 
     args = parser.parse_args(argv)
     try:
@@ -1833,6 +1940,12 @@ def main(argv=None):
             return 0
         if args.command == "image-archive":
             print(build_image_archive(args.binary, args.image, args.arch, args.entrypoint))
+            return 0
+        if args.command == "component-zip":
+            print(build_component_zip(args.component, args.version, args.arch, args.binary))
+            return 0
+        if args.command == "package-image":
+            print(put_container_image(args.kind, args.arch, args.file_name))
             return 0
         limit = args.limit.split(",") if getattr(args, "limit", None) else None
         fleet = Fleet.from_inventory(args.inventory, limit)

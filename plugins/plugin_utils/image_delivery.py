@@ -91,12 +91,15 @@ def default_file_name(image, arch):
     return '%s_%s_linux-%s.tar' % (ref['path'].rsplit('/', 1)[-1], ref['tag'], arch)
 
 
-def plan(wanted, listing, arch):
+def plan(wanted, listing, arch, base_archive=''):
     """One entry per wanted image: ``image`` (as the DaemonSet names it), ``ref`` (its full form),
-    ``present`` (the node's engine has it), ``file_name`` (the archive that would deliver it) and
+    ``present`` (the node's engine has it), ``file_name`` (the archive that would deliver it), ``package``,
+    ``base`` and ``dockerfile`` (when it is assembled from a component zip on a base image archive),
+    ``sources`` (the files of the package source it comes from, whose sha256 is checked), ``arch`` and
     ``problem`` ('' or why the entry cannot be used).
 
-    ``wanted`` is a list of image references or of dicts ``{image, file_name?}``."""
+    ``wanted`` is a list of image references or of dicts ``{image, file_name?, package?, base?,
+    dockerfile?}``; ``base_archive`` is the base of an entry with a package and no base of its own."""
     present = listed_references(listing)
     entries = []
     seen = set()
@@ -107,7 +110,11 @@ def plan(wanted, listing, arch):
             raise ImageReferenceError('each wanted image must be a reference or a dict with image (and file_name), '
                                       'got %r' % (item,))
         image = str(item['image']).strip()
-        entry = {'image': image, 'ref': '', 'present': False, 'file_name': item.get('file_name') or '', 'problem': ''}
+        package = str(item.get('package') or '').strip()
+        base = str(item.get('base') or (base_archive if package else '') or '').strip()
+        entry = {'image': image, 'ref': '', 'present': False, 'file_name': item.get('file_name') or '', 'problem': '',
+                 'package': package, 'base': base, 'dockerfile': str(item.get('dockerfile') or 'Dockerfile'),
+                 'sources': [], 'arch': str(arch or '')}
         try:
             ref = parse_reference(image)
         except ImageReferenceError as error:
@@ -131,9 +138,17 @@ def plan(wanted, listing, arch):
             continue
         if not entry['file_name']:
             entry['file_name'] = default_file_name(image, arch)
-        name_problem = file_name_problem(entry['file_name'])
-        if name_problem and not entry['present']:
-            entry['problem'] = name_problem.replace('package file name', 'image archive name')
+        # From a component package, the archive is assembled on the controller from the zip and the base
+        # image archive, the two files of the package source whose sha256 is checked.
+        entry['sources'] = [package, base] if package else [entry['file_name']]
+        if package and not base and not entry['present']:
+            entry['problem'] = ('%s is to be assembled from the component package %s, but no base image archive is '
+                                'named (images_base_archive: a `docker save` of the image its Dockerfile names in '
+                                'FROM)' % (image, package))
+        for name in [entry['file_name']] + entry['sources']:
+            name_problem = file_name_problem(name)
+            if name_problem and not entry['present'] and not entry['problem']:
+                entry['problem'] = name_problem.replace('package file name', 'image archive name')
         entries.append(entry)
     return entries
 
@@ -152,39 +167,103 @@ def judgement(entries, sums, source_dir, source_files, allow_unverified=False):
                 entry['fix'] = 'correct images_wanted'
             judged.append(entry)
             continue
-        name = entry['file_name']
-        where = '%s/%s' % (source_dir.rstrip('/'), name) if source_dir else name
-        found = (source_files or {}).get(name) or {}
-        expected = (sums or {}).get(name)
-        if not source_dir:
-            entry['problem'] = 'the node has no %s and no package source is set to load it from' % entry['image']
-            entry['fix'] = ('set images_source_dir (by default packages_source_dir) to the directory holding %s, '
-                            'or load the image on the node yourself' % name)
-        elif not found.get('exists'):
-            why = found.get('error') or 'is missing'
-            entry['problem'] = 'the node has no %s, and its archive %s %s' % (entry['image'], where, why)
+        for name in entry.get('sources') or [entry['file_name']]:
+            _judge_file(entry, name, sums, source_dir, source_files, allow_unverified)
+            if entry['problem']:
+                break
+        judged.append(entry)
+    return judged
+
+
+def _judge_file(entry, name, sums, source_dir, source_files, allow_unverified):
+    """Sets ``problem`` and ``fix`` (or ``warning``) of ``entry`` for one file of the package source it
+    is delivered from: the image archive, or the component zip and the base image archive."""
+    where = '%s/%s' % (source_dir.rstrip('/'), name) if source_dir else name
+    found = (source_files or {}).get(name) or {}
+    expected = (sums or {}).get(name)
+    role = ('the component package' if name == entry.get('package')
+            else 'the base image archive' if name == entry.get('base') else 'the archive')
+    if not source_dir:
+        entry['problem'] = 'the node has no %s and no package source is set to load it from' % entry['image']
+        entry['fix'] = ('set images_source_dir (by default packages_source_dir) to the directory holding %s, '
+                        'or load the image on the node yourself' % name)
+    elif not found.get('exists'):
+        why = found.get('error') or 'is missing'
+        entry['problem'] = 'the node has no %s, and %s %s %s' % (entry['image'], role, where, why)
+        if entry.get('package') and name == entry['package']:
+            entry['fix'] = ('put Huawei\'s component zip there (from its support site or the MindCluster release '
+                            'downloads), or name it in images_wanted[].package')
+        elif entry.get('package'):
+            entry['fix'] = ('put a `docker save` archive of the image the package\'s Dockerfile names in FROM there '
+                            '(`docker save ubuntu:22.04 -o %s` on a machine that has it, for this architecture), or '
+                            'name it in images_base_archive' % name)
+        else:
             entry['fix'] = ('put the image archive there (`docker save %s -o %s` on a machine that has the image, '
                             'or Huawei\'s image archive renamed so), or name the file in images_wanted[].file_name'
                             % (entry['image'], name))
-        elif expected is None:
-            if allow_unverified:
-                entry['warning'] = ('%s is loaded without a known sha256 (images_allow_unverified=true): whoever '
-                                    'can write the package source chooses what runs privileged on the node' % where)
-            else:
-                entry['problem'] = ('the archive %s of %s has no sha256 in SHA256SUMS beside it or in '
-                                    'images_sha256sums, so nothing vouches for what would run privileged on the node'
-                                    % (where, entry['image']))
-                entry['fix'] = ('add `<sha256>  %s` to SHA256SUMS (the sha256 of the archive you checked), or pin it '
-                                'in images_sha256sums, or (accepting the risk) set images_allow_unverified=true' % name)
-        elif not SHA256.match(str(expected).lower()):
-            entry['problem'] = 'the sha256 given for %s is not 64 hex digits: %s' % (name, ascii(str(expected)))
-            entry['fix'] = 'give the 64-character sha256 of the archive'
-        elif found.get('checksum') != str(expected).lower():
-            entry['problem'] = ('the archive %s has sha256 %s, not the %s expected: it is not the file that was '
-                                'checked' % (where, found.get('checksum'), str(expected).lower()))
-            entry['fix'] = 'replace the archive with the one the checksum names, or correct the checksum if the archive is the right one'
-        judged.append(entry)
-    return judged
+    elif expected is None:
+        if allow_unverified:
+            entry['warning'] = ((entry['warning'] + '; ') if entry['warning'] else '') + (
+                '%s is used without a known sha256 (images_allow_unverified=true): whoever can write the package '
+                'source chooses what runs privileged on the node' % where)
+        else:
+            entry['problem'] = ('%s %s of %s has no sha256 in SHA256SUMS beside it or in images_sha256sums, so '
+                                'nothing vouches for what would run privileged on the node' % (role, where, entry['image']))
+            entry['fix'] = ('add `<sha256>  %s` to SHA256SUMS (the sha256 of the file you checked), or pin it in '
+                            'images_sha256sums, or (accepting the risk) set images_allow_unverified=true' % name)
+    elif not SHA256.match(str(expected).lower()):
+        entry['problem'] = 'the sha256 given for %s is not 64 hex digits: %s' % (name, ascii(str(expected)))
+        entry['fix'] = 'give the 64-character sha256 of the file'
+    elif found.get('checksum') != str(expected).lower():
+        entry['problem'] = ('%s %s has sha256 %s, not the %s expected: it is not the file that was checked'
+                            % (role, where, found.get('checksum'), str(expected).lower()))
+        entry['fix'] = 'replace the file with the one the checksum names, or correct the checksum if the file is the right one'
+
+
+# Hosts a bundle line names before it counts the rest, as for the .run packages.
+BUNDLE_HOSTS_SHOWN = 5
+
+
+def bundle(plans_by_host, sums, source_dir, source_files, allow_unverified=False):
+    """The distinct files of the package source the images of a fleet come from, each once, problems
+    first: {file_name, images, hosts, problem, fix, sha256, line}. ``plans_by_host``: host -> what
+    ``plan`` returned for it (with an empty listing: before any server is reachable nothing is known
+    to be present), or None for a host that did not get that far. Each file is judged on its own, so
+    a wrong base archive and a missing zip are both named."""
+    files = {}
+    for host in sorted(plans_by_host):
+        for entry in plans_by_host[host] or []:
+            if entry.get('present'):
+                continue
+            if entry.get('problem'):
+                row = files.setdefault(('', entry['image']), {
+                    'file_name': entry.get('file_name') or entry['image'], 'images': [entry['image']], 'hosts': [],
+                    'problem': entry['problem'], 'fix': 'correct images_wanted', 'sha256': ''})
+                row['hosts'].append(host)
+                continue
+            for name in entry.get('sources') or [entry['file_name']]:
+                row = files.get(('file', name))
+                if row is None:
+                    probe = dict(entry, problem='', fix='', warning='')
+                    _judge_file(probe, name, sums, source_dir, source_files, allow_unverified)
+                    row = files[('file', name)] = {
+                        'file_name': name, 'images': [], 'hosts': [], 'problem': probe['problem'], 'fix': probe['fix'],
+                        'sha256': ((source_files or {}).get(name) or {}).get('checksum') or ''}
+                if entry['image'] not in row['images']:
+                    row['images'].append(entry['image'])
+                if host not in row['hosts']:
+                    row['hosts'].append(host)
+    rows = sorted(files.values(), key=lambda row: (not row['problem'], row['file_name']))
+    for row in rows:
+        hosts = row['hosts']
+        named = ', '.join(hosts[:BUNDLE_HOSTS_SHOWN]) + (' and %d more' % (len(hosts) - BUNDLE_HOSTS_SHOWN)
+                                                         if len(hosts) > BUNDLE_HOSTS_SHOWN else '')
+        images = ', '.join(row['images'])
+        if row['problem']:
+            row['line'] = 'FAIL %s (image %s, for %s): %s -- fix: %s' % (row['file_name'], images, named, row['problem'], row['fix'])
+        else:
+            row['line'] = 'OK   %s (image %s, sha256 %s, for %s)' % (row['file_name'], images, row['sha256'][:16], named)
+    return rows
 
 
 def import_problems(entries, listing_before, listing_after, engine):

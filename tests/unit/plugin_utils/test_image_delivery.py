@@ -144,7 +144,7 @@ def test_an_archive_saved_under_the_registry_name_is_named_with_the_tag_that_fix
 
 
 def test_the_filters_are_registered():
-    assert set(FilterModule().filters()) == {'images_plan', 'images_judgement', 'images_import_problems'}
+    assert set(FilterModule().filters()) == {'images_plan', 'images_judgement', 'images_import_problems', 'images_bundle'}
 
 
 def test_an_unknown_architecture_matters_only_when_the_archive_is_needed():
@@ -152,3 +152,57 @@ def test_an_unknown_architecture_matters_only_when_the_archive_is_needed():
     assert 'architecture is unknown' in missing['problem']
     (present,) = images_plan([PLUGIN], CTR_LISTING, '')
     assert present['problem'] == ''
+
+
+ZIP = 'Ascend-mindxdl-device-plugin_7.3.0_linux-x86_64.zip'
+BASE = 'ubuntu_22.04_linux-x86_64.tar'
+
+
+def test_an_image_from_a_component_package_is_checked_by_its_zip_and_its_base():
+    entry = images_plan([{'image': PLUGIN, 'package': ZIP}], '', 'x86_64', BASE)[0]
+    assert entry['sources'] == [ZIP, BASE] and entry['file_name'] == PLUGIN_FILE and entry['arch'] == 'x86_64'
+    files = {ZIP: {'exists': True, 'checksum': SUM}, BASE: {'exists': True, 'checksum': OTHER}}
+    judged = images_judgement([entry], {ZIP: SUM, BASE: OTHER}, '/srv/ascend', files)[0]
+    assert judged['problem'] == ''
+    # The base's sha256 is checked as the zip's is: a wrong one stops the node, naming the base.
+    judged = images_judgement([entry], {ZIP: SUM, BASE: SUM}, '/srv/ascend', files)[0]
+    assert 'the base image archive /srv/ascend/%s has sha256 %s' % (BASE, OTHER) in judged['problem']
+    judged = images_judgement([entry], {BASE: OTHER}, '/srv/ascend', files)[0]
+    assert judged['problem'].startswith('the component package /srv/ascend/%s of %s has no sha256' % (ZIP, PLUGIN))
+    missing = images_judgement([entry], {ZIP: SUM, BASE: OTHER}, '/srv/ascend', {ZIP: files[ZIP]})[0]
+    assert 'the base image archive /srv/ascend/%s is missing' % BASE in missing['problem']
+    assert 'docker save ubuntu:22.04' in missing['fix']
+
+
+def test_a_package_without_a_base_archive_is_refused_and_an_entry_base_wins():
+    entry = images_plan([{'image': PLUGIN, 'package': ZIP}], '', 'x86_64')[0]
+    assert 'no base image archive is named' in entry['problem']
+    entry = images_plan([{'image': PLUGIN, 'package': ZIP, 'base': 'other.tar'}], '', 'x86_64', BASE)[0]
+    assert entry['sources'] == [ZIP, 'other.tar']
+    # A present image needs neither.
+    assert images_plan([{'image': PLUGIN, 'package': ZIP}], CTR_LISTING, 'x86_64')[0]['problem'] == ''
+
+
+def test_a_package_name_that_leaves_the_source_is_refused():
+    entry = images_plan([{'image': PLUGIN, 'package': '../' + ZIP}], '', 'x86_64', BASE)[0]
+    assert 'directory separator' in entry['problem']
+
+
+def test_the_bundle_names_each_file_once_and_every_bad_one():
+    from ansible_collections.npu.ascend.plugins.filter.images import images_bundle
+    wanted = [{'image': PLUGIN, 'package': ZIP}, {'image': EXPORTER, 'package': 'exporter.zip'}, 'localhost/validate:1']
+    plans = {'n%d' % i: images_plan(wanted, '', 'x86_64', BASE) for i in range(7)}
+    plans['gone'] = None
+    files = {ZIP: {'exists': True, 'checksum': SUM}, BASE: {'exists': True, 'checksum': OTHER},
+             'validate_1_linux-x86_64.tar': {'exists': True, 'checksum': SUM}}
+    rows = images_bundle(plans, {ZIP: SUM, BASE: SUM, 'validate_1_linux-x86_64.tar': SUM}, '/srv', files)
+    by_name = {row['file_name']: row for row in rows}
+    assert sorted(by_name) == sorted([ZIP, BASE, 'exporter.zip', 'validate_1_linux-x86_64.tar'])
+    # Problems first: the base (wrong sha256, shared by both images) and the missing exporter zip.
+    assert [row['file_name'] for row in rows[:2]] == ['exporter.zip', BASE]
+    assert by_name[BASE]['images'] == [PLUGIN, EXPORTER]
+    assert by_name[BASE]['line'].startswith('FAIL %s (image %s, %s, for n0, n1, n2, n3, n4 and 2 more)' % (BASE, PLUGIN, EXPORTER))
+    assert 'is missing' in by_name['exporter.zip']['problem']
+    assert by_name[ZIP]['line'].startswith('OK   %s (image %s, sha256 %s' % (ZIP, PLUGIN, SUM[:16]))
+    with pytest.raises(AnsibleFilterError, match='host_values'):
+        images_bundle([])

@@ -54,3 +54,25 @@ def test_the_archive_lands_beside_the_packages_with_its_sha256(fleet, tmp_path):
     assert any(line.endswith('Ascend-docker-runtime_7.3.0_linux-x86_64.run') for line in sums)
     with pytest.raises(fleet.SandboxError, match='has no tag'):
         fleet.build_image_archive(str(binary), 'ascend-k8sdeviceplugin', 'x86_64', '/x', out_dir=tmp_path / 'out')
+
+
+def test_component_zip_holds_the_binary_a_dockerfile_and_the_manifests(fleet, tmp_path):
+    """fleet.py component-zip: Huawei's layout (docs/huawei-sources.md), flat, byte for byte the same for the
+    same input, with its sha256 in SHA256SUMS beside the .run packages."""
+    import zipfile
+    binary = tmp_path / 'device-plugin'
+    binary.write_bytes(b'\x7fELF stand-in')
+    target = fleet.build_component_zip('device-plugin', '7.3.0', 'x86_64', str(binary), out_dir=tmp_path / 'out')
+    assert target.name == 'Ascend-mindxdl-device-plugin_7.3.0_linux-x86_64.zip'
+    first = target.read_bytes()
+    fleet.build_component_zip('device-plugin', '7.3.0', 'x86_64', str(binary), out_dir=tmp_path / 'out')
+    assert target.read_bytes() == first
+    with zipfile.ZipFile(str(target)) as archive:
+        names = archive.namelist()
+        assert archive.read('device-plugin') == b'\x7fELF stand-in'
+        assert (archive.getinfo('device-plugin').external_attr >> 16) & 0o777 == 0o500
+        dockerfile = archive.read('Dockerfile').decode()
+    assert 'device-plugin-910-v7.3.0.yaml' in names and 'faultCode.json' in names
+    assert dockerfile.startswith('FROM ubuntu:22.04\n') and 'COPY ./device-plugin /usr/local/bin/' in dockerfile
+    sums = (tmp_path / 'out' / 'SHA256SUMS').read_text()
+    assert '%s  %s' % (hashlib.sha256(first).hexdigest(), target.name) in sums
