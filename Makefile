@@ -15,6 +15,9 @@
 #   make bench-scale the scale lane (docs/fleet-scale.md): light fleets of 1 to 100 nodes, kwok kubelets;
 #                    per-node controller CPU, memory, SSH connections: bench/scale-results.json and .png
 #                    (BENCH_SCALE_LANE_POINTS=1,10,25,50,100, BENCH_SCALE_FORKS, BENCH_SCALE_LEVERS=1)
+#   make slices      one job sliced four ways as AWX runs it: the execution environment image built here (cached by
+#                    its inputs), ansible-runner worker in it per slice against a light fleet, the merged fleet report
+#                    (docs/awx.md; SLICES_NODES, SLICES_INSTALL_SCALE); .cache/slices/results.json
 #   make faults      the fault matrix (docs/faults.md): 32 injected faults, each must fail with a clear
 #                    message, lose nothing and converge on a rerun; .cache/faults/results.json
 
@@ -70,7 +73,7 @@ ifneq ($(shell id -u),0)
 SUDO := sudo
 endif
 
-.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test releases molecule scenarios test build demo demo-down bench bench-scale bench-venv faults
+.PHONY: help deps venv collection-link checks lint lint-installed ee-context sanity containerd-builds unit k8s-builds k8s-test sandbox-test releases molecule scenarios test build demo demo-down bench bench-scale bench-venv faults slices
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -310,3 +313,12 @@ bench-scale: deps venv k8s-builds bench-venv
 faults: deps venv k8s-builds
 	$(FLEET) image
 	$(VENV_BIN)/python tests/faults/matrix.py
+
+# Job slicing as AWX runs it (docs/awx.md, "Job slicing, run here"): tests/slices/ee_image.py builds the
+# execution environment from the definition and tarball of `make ee-context` on a base debootstrapped
+# here (image tagged by the hash of its inputs: a second run builds nothing), then tests/slices/run.py
+# brings up light slc-* nodes and runs four slices of npu.ascend.site side by side, each `ansible-runner
+# worker` in the image, and the merge of their report parts; it removes its nodes. Not in `make test`:
+# docs/awx.md has its measured durations.
+slices: deps venv ee-context
+	flock /tmp/npu-lock-slices $(VENV_BIN)/python tests/slices/run.py

@@ -134,7 +134,9 @@ class ActionModule(ActionBase):
         parts = {}
         for path in paths:
             parts[os.path.basename(path)[:-len('.json')]] = _read_no_link(path, directory)[0].decode('utf-8', 'replace')
-        return report_lib.merge_parts(parts, previous=previous, run=args['run'], generated_at=generated_at), paths
+        report = report_lib.merge_parts(parts, previous=previous, run=args['run'], generated_at=generated_at,
+                                        expected_hosts=args['hosts'])
+        return report, paths
 
     @staticmethod
     def _write_report(directory, report, previous_file, args):

@@ -90,6 +90,9 @@ options:
       - Make the fleet report from every part in C(parts/) of O(dir) instead of reading hosts; the changes are
         computed against the previous fleet report as usual. A host in two parts is taken from the later part, with
         a note. The parts taken are moved to C(parts/merged/<time of the merge>/), never deleted.
+      - A host of O(hosts) (the merging run's hosts, the fleet) that no part holds is reported too, as an error that
+        says why it may be missing (left out of every slice, or its slice stopped before its report), so that the
+        fleet report lists every node once.
       - Fails naming the directory when there is no part, and the file when one is not a part.
     type: bool
     default: false

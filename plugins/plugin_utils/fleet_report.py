@@ -1007,11 +1007,29 @@ def part_document(report, name):
             'generated_at': report.get('generated_at'), 'run': report.get('run') or {}, 'nodes': report['nodes']}
 
 
-def merge_parts(parts, previous=None, run=None, generated_at=None):
+def missing_from_parts_entry(host, part_names):
+    """The entry of a host the merge expected (a host of the merging run) that no part holds: the
+    job left it out of every slice (its limit), or its slice stopped before its report play."""
+    message = ('in none of the %d merged part(s) (%s): no slice reported this node. Either the job left it out of '
+               'every slice (its limit), or its slice stopped before the report play (the slice\'s own output says '
+               'why). Fix: run npu.ascend.report with --limit %s -e fleet_report_part=auto and merge again, or '
+               'remove the host from the inventory' % (len(part_names), ', '.join(part_names), host))
+    entry = node_entry(host)
+    entry['reachable'] = None
+    entry['errors'] = [message]
+    entry['stopped'] = {'stage': 'slicing', 'task': '', 'message': message, 'unreachable': False}
+    entry['checks'] = [_check(CHECK_RUN, ERROR, message)]
+    entry['status'] = ERROR
+    return entry
+
+
+def merge_parts(parts, previous=None, run=None, generated_at=None, expected_hosts=None):
     """One fleet report from the parts slices wrote: ``parts`` is {name: JSON text or dict}.
 
     A host in two parts (a slice run again, or a part left from another run) is taken from the
-    part generated last, with a note; ValueError names a part that is not one.
+    part generated last, with a note; ValueError names a part that is not one. A host of
+    ``expected_hosts`` (the merging run's hosts: the fleet) that no part holds is an entry of its
+    own, an error naming why it may be missing, so that the report lists every node exactly once.
     """
     if not parts:
         raise ValueError('no parts to merge')
@@ -1042,6 +1060,11 @@ def merge_parts(parts, previous=None, run=None, generated_at=None):
             taken_from[host] = name
     merged_run = dict(run or {})
     merged_run['parts'] = [name for _generated, name, _document in sorted(documents, key=lambda item: item[1])]
+    missing = sorted(set(_text(host) for host in expected_hosts or ()) - set(entries))
+    for host in missing:
+        entries[host] = missing_from_parts_entry(host, merged_run['parts'])
+    if missing:
+        notes.append('%d node(s) of the fleet are in no part: %s' % (len(missing), hosts_text(missing)))
     report = build_report(list(entries.values()), previous=previous, run=merged_run, generated_at=generated_at)
     report['notes'].extend(notes)
     return report

@@ -255,3 +255,44 @@ def test_a_merge_without_parts_and_part_with_merge_are_refused(tmp_path):
     assert result['failed'] and 'no parts in %s' % (tmp_path / 'reports' / 'parts') in result['msg']
     both = _run(tmp_path, {}, [], hosts=[], merge_parts=True, part='s1')
     assert both['failed'] and both['msg'].startswith('fleet_report_part and fleet_report_merge_parts are both set')
+
+
+def test_a_merge_names_every_host_of_the_fleet_once_those_in_no_part_as_errors(tmp_path):
+    # Four slices of a fleet of six: node-e was left out of every slice (the job's limit), node-f's
+    # slice stopped before its report; node-d was unreachable in its slice and says so.
+    unreachable = {'facts': None, 'facts_error': 'ssh: connect to host node-d port 22: No route to host',
+                   'unreachable': True, 'npu_smi': None, 'npu_smi_error': None}
+    slices = {'s1': {'node-a': dict(STACK_VARS, __fleet_report_gathered=_gathered())},
+              's2': {'node-b': dict(STACK_VARS, __fleet_report_gathered=_gathered())},
+              's3': {'node-c': dict(STACK_VARS, __fleet_report_gathered=_gathered())},
+              's4': {'node-d': dict(STACK_VARS, __fleet_report_gathered=unreachable)}}
+    for name, hostvars in slices.items():
+        assert not _run(tmp_path, hostvars, sorted(hostvars), part=name, formats=[]).get('failed')
+    fleet = ['node-a', 'node-b', 'node-c', 'node-d', 'node-e', 'node-f']
+    merged = _run(tmp_path, dict((host, {}) for host in fleet), [], hosts=fleet, merge_parts=True, formats=['markdown'])
+    assert not merged.get('failed'), merged
+    reports = tmp_path / 'reports'
+    document = json.loads((reports / 'fleet-report.json').read_text())
+    assert sorted(document['nodes']) == fleet
+    assert document['summary']['nodes'] == 6
+    assert [document['nodes'][host]['status'] for host in fleet] == ['passed', 'passed', 'passed', 'error', 'error',
+                                                                     'error']
+    assert 'unreachable' in ' '.join(document['nodes']['node-d']['errors'])
+    for host in ('node-e', 'node-f'):
+        message = document['nodes'][host]['checks'][0]['message']
+        assert message.startswith('in none of the 4 merged part(s) (s1, s2, s3, s4)'), message
+        assert 'left it out of every slice' in message and '--limit %s' % host in message and 'Fix:' in message
+    assert any(note.startswith('2 node(s) of the fleet are in no part: ') for note in document['notes'])
+    markdown = (reports / 'fleet-report.md').read_text()
+    assert 'node-e' in markdown and 'node-f' in markdown and 'in none of the 4 merged part(s)' in markdown
+
+
+def test_a_merge_of_parts_that_hold_every_host_adds_nothing(tmp_path):
+    for name, host in (('s1', 'node-a'), ('s2', 'node-b')):
+        hostvars = {host: dict(STACK_VARS, __fleet_report_gathered=_gathered())}
+        assert not _run(tmp_path, hostvars, [host], part=name, formats=[]).get('failed')
+    merged = _run(tmp_path, {'node-a': {}, 'node-b': {}}, [], hosts=['node-a', 'node-b'], merge_parts=True, formats=[])
+    assert not merged.get('failed'), merged
+    document = json.loads((tmp_path / 'reports' / 'fleet-report.json').read_text())
+    assert [document['nodes'][host]['status'] for host in ('node-a', 'node-b')] == ['passed', 'passed']
+    assert not any('in no part' in note for note in document['notes'])
