@@ -198,42 +198,42 @@ def _npu_problems(host, entry, plan):
 
     def problem_of(text, fix):
         return _problem(host, npu, text, fix, unit=unit)
+
     if hccn_tool.ipv4_problem(address):
         return [problem_of('planned address: %s' % hccn_tool.ipv4_problem(address),
-                         'correct hccn_addresses or hccn_base_address')]
+                           'correct hccn_addresses or hccn_base_address')]
     refused, refusal, member = _refused(plan)
     for subnet in refused:
         if _subnets_meet(address, netmask, subnet):
             where = ' on a SuperPoD member (server index %s)' % plan['super_pod']['server_index'] if member else ''
-            problems.append(problem_of(
-                'address %s/%s meets %s, which hccn_tool refuses%s (%s)'
-                % (address, hccn_tool.netmask_prefix(netmask), subnet, where, refusal),
-                'plan the NPU addresses outside %s' % ' and '.join(refused)))
+            problems.append(problem_of('address %s/%s meets %s, which hccn_tool refuses%s (%s)'
+                                       % (address, hccn_tool.netmask_prefix(netmask), subnet, where, refusal),
+                                       'plan the NPU addresses outside %s' % ' and '.join(refused)))
     network = hccn_tool.ip_to_int(address) & hccn_tool.ip_to_int(netmask)
     broadcast = network | (~hccn_tool.ip_to_int(netmask) & 0xFFFFFFFF)
     if hccn_tool.netmask_prefix(netmask) < 31 and hccn_tool.ip_to_int(address) in (network, broadcast):
         problems.append(problem_of('address %s is the network or broadcast address of %s'
-                                 % (address, hccn_tool.subnet_of(address, netmask)),
-                                 'pick a host address inside the subnet'))
+                                   % (address, hccn_tool.subnet_of(address, netmask)),
+                                   'pick a host address inside the subnet'))
     for key, variable in (('gateway', 'hccn_gateway'), ('netdetect', 'hccn_detect_address')):
         value = entry.get(key)
         if not value:
             if key == 'netdetect':
                 problems.append(problem_of('no detect address: its net health cannot become Success',
-                                         'set hccn_detect_address (or hccn_gateway) to an address in %s that answers'
-                                         % hccn_tool.subnet_of(address, netmask)))
+                                           'set hccn_detect_address (or hccn_gateway) to an address in %s that answers'
+                                           % hccn_tool.subnet_of(address, netmask)))
             continue
         if hccn_tool.ipv4_problem(value):
             problems.append(problem_of('%s: %s' % (variable, hccn_tool.ipv4_problem(value)),
-                                     'set %s to an IPv4 address' % variable))
+                                       'set %s to an IPv4 address' % variable))
         elif not hccn_tool.same_subnet(value, address, netmask):
             problems.append(problem_of('%s %s is outside the NPU subnet %s'
-                                     % (variable, value, hccn_tool.subnet_of(address, netmask)),
-                                     'set %s to an address in %s (a list gives one per NPU)'
-                                     % (variable, hccn_tool.subnet_of(address, netmask))))
+                                       % (variable, value, hccn_tool.subnet_of(address, netmask)),
+                                       'set %s to an address in %s (a list gives one per NPU)'
+                                       % (variable, hccn_tool.subnet_of(address, netmask))))
         elif value == address:
             problems.append(problem_of('%s %s is the NPU own address' % (variable, value),
-                                     'set %s to another address of %s' % (variable, hccn_tool.subnet_of(address, netmask))))
+                                       'set %s to another address of %s' % (variable, hccn_tool.subnet_of(address, netmask))))
     return problems
 
 
