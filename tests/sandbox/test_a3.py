@@ -72,8 +72,11 @@ def test_super_pod_membership_is_a_node_variable():
             fleet.NodeSpec("a3-pod", "Atlas 800T A3", super_pod=wrong)
     with pytest.raises(fleet.SandboxError):
         fleet.NodeSpec("a2", "Atlas 800I A2", super_pod={"server_index": 1})
+    # An A3 joins a fabric (one port per die: test_a3_nodes_join_a_fabric_one_port_per_die); a card without
+    # RoCE ports does not.
+    assert fleet.NodeSpec("a3", "Atlas 800T A3", fabric="f1").fabric == "f1"
     with pytest.raises(fleet.SandboxError):
-        fleet.NodeSpec("a3", "Atlas 800T A3", fabric="f1")
+        fleet.NodeSpec("duo", "Atlas 300I Duo", fabric="f1")
 
 
 # --- npu-smi ----------------------------------------------------------------------------------------
