@@ -233,6 +233,9 @@ KNOWN_FAULTS = {
     # The NPU fabric (hccn_tool): NPU ids whose link is down, pairs of NPUs whose cables are swapped,
     # {npu: status} net health shown whatever else holds, and a detect address that never answers.
     "hccn_link_down", "hccn_swapped_cables", "hccn_net_health", "hccn_detect_unanswered",
+    # An A3's dies (Phy-IDs) whose HCCS link to the SuperPoD is down: their vNIC link reads DOWN and
+    # their HCCS pings are lost.
+    "hccn_hccs_link_down",
 }
 
 # A tiny image (static busybox) the nodes' engines start containers from, to check that the
@@ -694,9 +697,6 @@ class NodeSpec:
         if self.fabric and not PRODUCTS[product].get("roce"):
             raise SandboxError("%s: an %s has no NPU RoCE ports to cable to fabric %s; remove sandbox_fabric"
                                % (name, product, self.fabric))
-        if self.fabric and model["chip_family"] == "A3":
-            raise SandboxError("%s: the sandbox's fabric cables NPUs, an %s has a RoCE port per die (not "
-                               "simulated yet); remove sandbox_fabric" % (name, product))
         # SuperPoD membership of an A3 (sandbox_super_pod: {id, server_index, size}): what npu-smi's
         # spod-info, hccn_tool's vNIC and its address rules read.
         self.super_pod = check_super_pod(super_pod, name, product)
@@ -995,10 +995,22 @@ def node_fabric(host):
     return path.read_text().strip() if path.exists() else None
 
 
-def fabric_port(index, npu_position):
-    """The leaf switch port an NPU is cabled to (Huawei's naming, e.g. 400GE1/1/5:1): two NPUs per
-    400GE port split in two."""
-    return "400GE1/1/%d:%d" % (index * 4 + npu_position // 2 + 1, npu_position % 2 + 1)
+def fabric_port(base, npu_position):
+    """The leaf switch port an NPU (an A3 die) is cabled to (Huawei's naming, e.g. 400GE1/1/5:1): two
+    ports per 400GE port split in two, the node's first after port number ``base``."""
+    return "400GE1/1/%d:%d" % (base + npu_position // 2 + 1, npu_position % 2 + 1)
+
+
+def roce_port_ids(spec):
+    """The ids hccn_tool -i takes on the node, one per RoCE port: the NPU ids, an A3's dies (Phy-IDs)."""
+    hardware = spec.hardware()
+    if str(hardware.get("chip_family", "")).lower() == "a3":
+        return [chip["phy_id"] for npu in hardware["npus"] for chip in npu["chips"]]
+    return [npu["npu_id"] for npu in hardware["npus"]]
+
+
+def _port_number(port):
+    return int(port.split("/")[-1].split(":")[0])
 
 
 def write_fabrics(specs, inventory_vars):
@@ -1022,8 +1034,12 @@ def write_fabrics(specs, inventory_vars):
         ports = dict(known.get("ports") or {})
         for spec in members:
             if spec.name not in ports:
-                index = len(ports)
-                ports[spec.name] = {str(npu): fabric_port(index, position) for position, npu in enumerate(spec.npu_ids)}
+                # Four 400GE ports per node of eight NPUs, as before; an A3's 16 dies take eight, and the
+                # next node starts after the last port taken.
+                used = [_port_number(port) for node_ports in ports.values() for port in node_ports.values()]
+                base = max([len(ports) * 4] + used)
+                ports[spec.name] = {str(npu): fabric_port(base, position)
+                                    for position, npu in enumerate(roce_port_ids(spec))}
         answering.update(known.get("answering") or [])
         atomic_write(path, json.dumps({"answering": sorted(answering), "ports": ports},
                                       indent=2, sort_keys=True) + "\n")

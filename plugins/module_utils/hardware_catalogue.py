@@ -28,9 +28,16 @@ from Ansible (it runs on the nodes: pci.py, ascend_package.py and npu_vnpu.py re
   ``inference_board_ids``: board ids the device plugin treats as inference hardware
   (``server-usage=infer``); ``super_pod_accelerator_types``: the SuperPoD values (set by the admin,
   or derived from a SuperPoD product);
-- ``roce_chips``, ``roce_subnet_rule``: the npu-smi chip names with a RoCE port per NPU that the
-  hccn role configures, and how their addresses are laid out; ``roce_per_die``, ``vnic``: what
-  the hardware has, whether or not the collection configures it;
+- ``roce_chips``, ``roce_subnet_rule``: the npu-smi chip names with a RoCE port the hccn role
+  configures, and how their addresses are laid out (``one_subnet``: consecutive, one subnet per node;
+  ``smp``: Huawei's 910A board expansion; ``per_die``: consecutive, one address per die, subnets as
+  the site plans them); ``roce_per_die``: each die (not each NPU) has its RoCE port, ``hccn_tool -i``
+  takes the die's Phy-ID; ``roce_refused_subnets``: subnets ``hccn_tool`` refuses for a RoCE address
+  (``roce_refused_subnets_super_pod`` instead on a SuperPoD member, whose server index is below
+  ``super_pod_max_servers``; ``roce_refusal`` names the rule in messages);
+- ``vnic``: each die has a vNIC on the SuperPoD's HCCS plane (``hccn_tool -vnic -g``), its address laid
+  out by ``vnic_address_rule`` (``super_pod_server``: 192.<server index>.<2 + die>.<199 - Phy-ID>);
+  ``hccs_ping``: ``hccn_tool -hccs_ping`` exists for the family (each product may still refuse it);
 - ``exporter_metrics``: the npu-exporter metrics only this family has.
 
 ``PRODUCTS`` has one row per product: its PCI ids (device and subsystem device), its family, its
@@ -52,6 +59,10 @@ RESOURCE_PREFIX = 'huawei.com/'
 _A3_REQUEST_SIZES = (1, 2, 4, 6, 8, 10, 12, 14, 16)
 # npu-smi's names of an A3 die: Ascend910 in every capture, 910C1 on one 24.1.rc3 driver.
 _A3_CHIPS = ('Ascend910', '910C1')
+# Subnets hccn_tool refuses for an NPU address on A1/A2 servers (is_ipaddr_conflict: the host-NPU virtual NIC is
+# 192.168.1.199), and in the SMP mode of the Atlas 800-9000 also these (driver source, docs/hccn.md).
+_A2_REFUSED = ('192.168.1.0/24', '192.168.2.0/24')
+_SMP_REFUSED = ('192.168.3.0/24', '192.168.4.0/24', '192.168.5.0/24')
 # npu-smi's names of the first-generation 910; "910B" alone is this chip, not the A2 910B1-B4.
 _LEGACY_910_CHIPS = ('910A', '910B', '910ProA', '910ProB', '910PremiumA')
 
@@ -67,6 +78,11 @@ CHIP_FAMILIES = (
         'inference_board_ids': (), 'super_pod_accelerator_types': (),
         'roce_chips': _LEGACY_910_CHIPS, 'roce_subnet_rule': 'smp',
         'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        # hccn_tool's is_ipaddr_conflict: the host-NPU virtual NIC's 192.168.1.0/24, 192.168.2.0/24, and
+        # 192.168.3.0/24-192.168.5.0/24 in SMP mode.
+        'roce_refused_subnets': _A2_REFUSED + _SMP_REFUSED, 'roce_refused_subnets_super_pod': (),
+        'roce_refusal': 'the host-NPU virtual NIC ranges of SMP servers',
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
     {
         # Atlas A2: 800T/800I A2, 900 A2 PoD, 300T/300I A2 cards.
@@ -82,6 +98,9 @@ CHIP_FAMILIES = (
         # 910B4 (Atlas 800I A2, 300I A2) is an inference chip without a RoCE port of its own.
         'roce_chips': ('910B1', '910B2', '910B3'), 'roce_subnet_rule': 'one_subnet',
         'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        'roce_refused_subnets': _A2_REFUSED, 'roce_refused_subnets_super_pod': (),
+        'roce_refusal': 'the host-NPU virtual NIC ranges',
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
     {
         # Atlas A3 (Ascend 910C, "910_93"): 8 NPUs x 2 dies, each die its own PCI function and device.
@@ -93,10 +112,17 @@ CHIP_FAMILIES = (
         # Atlas 800I A3 (0xb4: its additional SKU).
         'inference_board_ids': (0xb3, 0xb4),
         'super_pod_accelerator_types': ('module-a3-16-super-pod', 'module-a3-8-super-pod'),
-        # Each die has its own RoCE NIC and a vNIC on the SuperPoD's HCCS plane; the hccn role does not
-        # configure A3 (docs/hccn.md), so no chip name is in roce_chips.
-        'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': True, 'vnic': True,
+        # Each die has its own RoCE NIC (hccn_tool -i 0..15) and a vNIC on the SuperPoD's HCCS plane. The
+        # dies' subnets are the site's (a real cluster put the two dies of an NPU in two /24s, a public
+        # hccn.conf all 16 in one /17): no subnet rule beyond one address per die.
+        'roce_chips': _A3_CHIPS, 'roce_subnet_rule': 'per_die', 'roce_per_die': True, 'vnic': True,
         'exporter_metrics': ('npu_chip_info_sio_crc_tx_err_cnt', 'npu_chip_info_sio_crc_rx_err_cnt'),
+        # hccn_tool's tool_a3_ipaddr_conflict_extend ("A3 product get same network address."): a SuperPoD
+        # member (server index < 48, A3_SUPERPOD_MAX_NUMS) refuses 192.0.0.0/8, its vNICs' range; any
+        # other A3 192.168.0.0/21.
+        'roce_refused_subnets': ('192.168.0.0/21',), 'roce_refused_subnets_super_pod': ('192.0.0.0/8',),
+        'roce_refusal': 'A3 product get same network address',
+        'vnic_address_rule': 'super_pod_server', 'hccs_ping': True, 'super_pod_max_servers': 48,
     },
     {
         'family': '310', 'pci_device_ids': ('d100',), 'package_chip': None, 'hdk_prefix': None,
@@ -106,6 +132,8 @@ CHIP_FAMILIES = (
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        'roce_refused_subnets': (), 'roce_refused_subnets_super_pod': (), 'roce_refusal': None,
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
     {
         # Atlas inference series: 300I Pro, 300V Pro, 300I Duo cards.
@@ -116,6 +144,8 @@ CHIP_FAMILIES = (
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        'roce_refused_subnets': (), 'roce_refused_subnets_super_pod': (), 'roce_refusal': None,
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
     {
         # Atlas 200I A2 / 500 A2 (SoC packages, "-soc" file names).
@@ -126,6 +156,8 @@ CHIP_FAMILIES = (
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        'roce_refused_subnets': (), 'roce_refused_subnets_super_pod': (), 'roce_refusal': None,
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
     {
         # The 950 generation: known on the PCI bus only.
@@ -136,6 +168,8 @@ CHIP_FAMILIES = (
         'accelerator_types': {}, 'card_accelerator_type': None, 'card_board_ids': (), 'inference_board_ids': (),
         'super_pod_accelerator_types': (),
         'roce_chips': (), 'roce_subnet_rule': None, 'roce_per_die': False, 'vnic': False, 'exporter_metrics': (),
+        'roce_refused_subnets': (), 'roce_refused_subnets_super_pod': (), 'roce_refusal': None,
+        'vnic_address_rule': None, 'hccs_ping': False, 'super_pod_max_servers': None,
     },
 )
 
@@ -260,6 +294,16 @@ def roce_chips(subnet_rule):
     """npu-smi chip names whose NPUs carry a RoCE port the hccn role configures, for a subnet rule."""
     return tuple(name for row in CHIP_FAMILIES if row['roce_subnet_rule'] == subnet_rule
                  for name in row['roce_chips'])
+
+
+def roce_row(chip_names):
+    """The catalogue row whose ``roce_chips`` hold every one of ``chip_names`` (npu-smi's names of a node's
+    chips), or None: a node of mixed or unknown chips has no RoCE model."""
+    names = set(chip_names)
+    for row in CHIP_FAMILIES:
+        if names and names <= set(row['roce_chips']):
+            return row
+    return None
 
 
 def chip_names_of(family):

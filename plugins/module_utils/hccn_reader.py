@@ -26,7 +26,7 @@ HCCN_CONF = '/etc/hccn.conf'
 KILL_AFTER_SECONDS = 10
 # A read answers in well under a second; a ping sends three packets a second apart.
 DEFAULT_TIMEOUT_SECONDS = 30
-READS = ('address', 'gateway', 'netdetect', 'link', 'net_health', 'lldp')
+READS = ('address', 'gateway', 'netdetect', 'link', 'net_health', 'lldp', 'vnic')
 DEFAULT_READS = ('address', 'gateway', 'netdetect', 'link', 'net_health')
 
 _READ_COMMANDS = {
@@ -36,12 +36,15 @@ _READ_COMMANDS = {
     'link': ('-link', hccn_tool.parse_link),
     'net_health': ('-net_health', hccn_tool.parse_net_health),
     'lldp': ('-lldp', hccn_tool.parse_lldp_ifname),
+    # A3: the die's vNIC on the SuperPoD's HCCS plane (its link, address and netmask).
+    'vnic': ('-vnic', hccn_tool.parse_vnic),
 }
 # Reads whose output for some state no public capture shows (docs/huawei-sources.md, "Outputs no public capture
 # confirms"): a message about an output they cannot read says so.
 _UNVERIFIED = {
     'netdetect': 'what -netdetect -g prints for a detect address never set is not confirmed by a public source',
     'lldp': 'what -lldp -g prints without LLDP frames is not confirmed by a public source',
+    'vnic': 'no public capture shows -vnic -g on an A3 (its format is the driver source\'s)',
 }
 
 
@@ -166,7 +169,7 @@ class HccnReader(timed_command.ToolRunner):
                     state['lldp_port'] = None
                 continue
             value = self.read(npu, what)
-            if what == 'address':
+            if what in ('address', 'vnic'):
                 state.update(value)
             else:
                 state[what] = value
@@ -197,6 +200,30 @@ class HccnReader(timed_command.ToolRunner):
         result['summary'] = 'NPU %s -> %s: %s' % (
             npu, address, result['error'] or '%s of %s received, %s%% loss, avg %s ms, max %s ms'
             % (result['received'], result['transmitted'], result['loss_pct'], result['avg_ms'], result['max_ms']))
+        return result
+
+    def hccs_ping(self, npu, address):
+        """One HCCS ping from die ``npu`` to the vNIC ``address`` (A3 SuperPoD). A product without the command
+        answers with hccn_tool's "not supported" sentence: ``supported`` false, no error, since that is the
+        product, not a fault."""
+        args = ('-i', npu, '-hccs_ping', '-g', 'address', address)
+        result = {'npu': int(npu), 'target': address, 'transmitted': None, 'received': 0, 'loss_pct': 100.0,
+                  'times_us': [], 'avg_us': None, 'max_us': None, 'supported': True, 'error': None}
+        try:
+            rc, out, err = self._run(args)
+            if hccn_tool.says_not_supported(out + err):
+                result.update({'supported': False, 'loss_pct': None})
+            elif rc != 0:
+                raise self._failed(args, rc, out, err)
+            else:
+                result.update(hccn_tool.parse_hccs_ping(out, npu=npu, target=address))
+        except (HccnFailure, hccn_tool.HccnParseError) as error:
+            result['error'] = str(error)
+        result['summary'] = 'NPU %s -> %s (HCCS): %s' % (
+            npu, address, result['error'] or ('not supported on this product' if not result['supported'] else
+                                              '%s of %s received, %s%% loss, avg %s us, max %s us'
+                                              % (result['received'], result['transmitted'], result['loss_pct'],
+                                                 result['avg_us'], result['max_us'])))
         return result
 
     def set_address(self, npu, address, netmask):

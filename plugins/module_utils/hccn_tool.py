@@ -37,9 +37,10 @@ NET_HEALTH_OK = 'Success'
 LINK_STATUSES = ('UP', 'DOWN')
 # Chips whose NPUs carry their own RoCE port, as npu-smi names them (the hardware catalogue's roce_chips:
 # Atlas 800T A2 / 900 A2 PoD, one subnet per node; the legacy 910 of the Atlas 800-9000 training
-# servers, SMP layout). Inference chips have none; A3 servers are not configured by the hccn role (docs/hccn.md).
+# servers, SMP layout); A3 dies (one port per die). Inference chips have none.
 A2_TRAINING_CHIPS = hardware_catalogue.roce_chips('one_subnet')
 A1_TRAINING_CHIPS = hardware_catalogue.roce_chips('smp')
+A3_ROCE_CHIPS = hardware_catalogue.roce_chips('per_die')
 UNSET_ADDRESS = '0.0.0.0'
 # The tool's error for a value never set (module docstring), and which read each may answer by the word after
 # `no` (the 950 generation's tool says `Get ip failed`); no capture shows a detect address never set, so any
@@ -186,6 +187,62 @@ def parse_ping(text, npu=None, target=None):
         'times_ms': times,
         'avg_ms': round(sum(times) / len(times), 3) if times else None,
         'max_ms': max(times) if times else None,
+    }
+
+
+# -vnic -g (driver source tool_ops.c, tool_vnic_cmd_execute; a public example of `hccn_tool -g -vnic -i 0`): three
+# lines, `vnic link status: UP|DOWN`, `vnic ipaddr: <A>`, `vnic netmask: <M>`.
+_VNIC_LINK = re.compile(r'^\s*vnic\s+link\s+status\s*:\s*(\S+)\s*$', re.MULTILINE)
+_VNIC_IP = re.compile(r'^\s*vnic\s+ipaddr\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
+_VNIC_NETMASK = re.compile(r'^\s*vnic\s+netmask\s*:\s*' + _IPV4 + r'\s*$', re.MULTILINE)
+# -hccs_ping (driver source hccn_product_ext/tool_cmd.c, tool_ping_printf; no public capture): per packet
+# `recv seq 0, time = 12.345us, L1 plane check result = 0x0`, then the summary with `packets loss`.
+_HCCS_REPLY = re.compile(r'^\s*recv\s+seq\s*=?\s*([0-9]+)\s*,\s*time\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*us\b.*$',
+                         re.MULTILINE)
+# What hccn_tool prints for a command the product does not have (driver source cmd.c's error table): -hccs_ping
+# outside the Atlas 900/9000 A3 SuperPoD and the A+K, A+X main boards.
+NOT_SUPPORTED = 'The command is not supported on this product.'
+_NOT_SUPPORTED = re.compile(r'^\s*The command is not supported on this product\.?\s*$', re.MULTILINE | re.IGNORECASE)
+
+
+def says_not_supported(text):
+    """Whether hccn_tool's answer is its sentence for a command this product does not have."""
+    return bool(_NOT_SUPPORTED.search(text or ''))
+
+
+def parse_vnic(text):
+    """``hccn_tool -i N -vnic -g``: {'vnic_link': 'UP'|'DOWN', 'vnic_address', 'vnic_netmask'}."""
+    status = _one(_VNIC_LINK, text, 'vnic link status:')
+    if status not in LINK_STATUSES:
+        raise HccnParseError('vnic link status %r is neither UP nor DOWN' % status)
+    address = _address(_one(_VNIC_IP, text, 'vnic ipaddr:'), 'vnic ipaddr')
+    netmask = _address(_one(_VNIC_NETMASK, text, 'vnic netmask:'), 'vnic netmask')
+    if netmask is not None and netmask_prefix(netmask) is None:
+        raise HccnParseError('vnic netmask %s is not a contiguous netmask' % netmask)
+    return {'vnic_link': status, 'vnic_address': address, 'vnic_netmask': netmask}
+
+
+def parse_hccs_ping(text, npu=None, target=None):
+    """``hccn_tool -i N -hccs_ping -g address A``: as parse_ping, the times in microseconds (``times_us``,
+    ``avg_us``, ``max_us``). The header line and the summary are those of ``-ping`` (``packets loss``)."""
+    headers = _PING_HEADER.findall(text or '')
+    if len(headers) > 1:
+        raise HccnParseError('expected at most one device N PING line, found %d in %r' % (len(headers), _excerpt(text)))
+    header = headers[0] if headers else (npu, target)
+    summary = _one(_PING_SUMMARY, text, 'packets transmitted')
+    transmitted, received = int(summary[0]), int(summary[1])
+    if received > transmitted:
+        raise HccnParseError('hccs_ping summary says %d received of %d transmitted' % (received, transmitted))
+    times = [float(reply[1]) for reply in _HCCS_REPLY.findall(text)]
+    return {
+        'npu': None if header[0] is None else int(header[0]),
+        'target': None if header[1] is None else _address(header[1], 'hccs_ping target'),
+        'transmitted': transmitted,
+        'received': received,
+        'loss_pct': float(summary[2]),
+        'times_us': times,
+        'avg_us': round(sum(times) / len(times), 3) if times else None,
+        'max_us': max(times) if times else None,
     }
 
 

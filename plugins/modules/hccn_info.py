@@ -18,6 +18,10 @@ description:
     detect address, link status and net health, read from the strings Huawei's tool prints (C(docs/hccn.md)).
   - Optionally reads the switch port each NPU is cabled to (C(-lldp -g)) and pings addresses from given NPUs
     (C(-ping -g address A)), returning the loss and the round-trip times.
+  - On an A3 (Atlas A3 SuperPoD servers), O(npus) are the dies (C(hccn_tool -i 0..15)); it reads each die's vNIC
+    on the HCCS plane (O(read) C(vnic), C(-vnic -g)), runs HCCS pings (O(hccs_ping), C(-hccs_ping -g address A)),
+    which a product without them refuses (returned as not supported, not as a failure), and reads the node's
+    SuperPoD membership with C(npu-smi info -t spod-info) (O(super_pod)).
   - Also reads C(/etc/hccn.conf), the file the driver restores at boot (C(hccn_tool -cfg recovery)), and says
     where it does not hold what is live.
   - Fails with an explanation when C(hccn_tool) is missing, fails, does not answer within O(timeout), or prints
@@ -46,10 +50,11 @@ options:
     elements: int
   read:
     description:
-      - What to read of each NPU. C(address) is the address and netmask (C(-ip -g)); C(lldp) the switch port.
+      - What to read of each NPU. C(address) is the address and netmask (C(-ip -g)); C(lldp) the switch port;
+        C(vnic) an A3 die's vNIC link, address and netmask (C(-vnic -g)).
     type: list
     elements: str
-    choices: [address, gateway, netdetect, link, net_health, lldp]
+    choices: [address, gateway, netdetect, link, net_health, lldp, vnic]
     default: [address, gateway, netdetect, link, net_health]
   ping:
     description: Pings to run, each from NPU C(npu) to C(address); C(peer) is a free label returned as is.
@@ -68,6 +73,42 @@ options:
       peer:
         description: A label for the messages, such as the peer node and NPU.
         type: str
+  hccs_ping:
+    description:
+      - HCCS pings to run (A3 SuperPoD members), each from die C(npu) to the vNIC C(address) of a die of another
+        server of the SuperPoD; C(peer) is a free label returned as is.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      npu:
+        description: The die that pings.
+        type: int
+        required: true
+      address:
+        description: The vNIC address to ping.
+        type: str
+        required: true
+      peer:
+        description: A label for the messages, such as the peer node and die.
+        type: str
+  super_pod:
+    description:
+      - Read the node's SuperPoD membership with C(npu-smi info -t spod-info -i O(super_pod.npu_id) -c
+        O(super_pod.chip_id)) (RV(hccn.super_pod)).
+    type: dict
+    suboptions:
+      npu_id:
+        description: The NPU id, as npu-smi numbers them.
+        type: int
+        required: true
+      chip_id:
+        description: The chip (die) of that NPU.
+        type: int
+        default: 0
+      npu_smi_path:
+        description: Path of C(npu-smi); by default found in PATH, C(/usr/local/sbin), C(/usr/local/bin).
+        type: path
   wait_timeout:
     description:
       - Seconds to keep reading until every link is C(UP) and every net health C(Success) (they take seconds to
@@ -149,6 +190,18 @@ hccn:
           C(avg_ms), C(max_ms), C(error) (why the ping could not run, else null) and C(summary) (one line).
       type: list
       elements: dict
+    hccs_pings:
+      description:
+        - One entry per O(hccs_ping) - C(npu), C(target), C(peer), C(supported) (false when the product refuses
+          C(-hccs_ping)), C(transmitted), C(received), C(loss_pct), C(times_us), C(avg_us), C(max_us), C(error)
+          and C(summary).
+      type: list
+      elements: dict
+    super_pod:
+      description:
+        - With O(super_pod), the node's SuperPoD as C(npu-smi info -t spod-info) printed it - C(id), C(server_index),
+          C(size) (NPUs), C(sdid) - or null when the product has no SuperPoD information.
+      type: dict
     settled:
       description: Whether every link read C(UP) and every net health C(Success) (at the last reading).
       type: bool
@@ -184,6 +237,8 @@ import platform
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
 from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
+from ansible_collections.npu.ascend.plugins.module_utils import super_pod
 
 
 def default_npus():
@@ -191,6 +246,31 @@ def default_npus():
         return hccn_reader.npu_ids_from_devices(os.listdir('/dev'))
     except OSError:
         return []
+
+
+def read_super_pod(module, reader):
+    """The node's SuperPoD from npu-smi's spod-info (None: the product has none); fails the module, naming the
+    node, the command and the fix, when npu-smi cannot be run or read."""
+    wanted = module.params['super_pod']
+    try:
+        npu_smi = npu_smi_reader.reader_for({'binary_path': wanted.get('npu_smi_path'), 'timeout': module.params['timeout']},
+                                            module.get_bin_path, module.run_command)
+        argv = ['info', '-t', 'spod-info', '-i', str(wanted['npu_id']), '-c', str(wanted['chip_id'])]
+        try:
+            text = npu_smi.run(*argv)
+        except npu_smi_reader.NpuSmiFailure as failure:
+            reader.commands.extend(npu_smi.commands)
+            # The unsupported sentence may come with a non-zero status; it is an answer, not a failure.
+            if super_pod.SPOD_UNSUPPORTED.search(str(failure)):
+                return None
+            raise
+        reader.commands.extend(npu_smi.commands)
+        return super_pod.parse_spod_info(text)
+    except (ValueError, npu_smi_reader.NpuSmiFailure) as error:
+        module.fail_json(msg='cannot read the SuperPoD membership of %s (npu-smi info -t spod-info -i %s -c %s): %s; '
+                             'fix: check that the driver is loaded (npu-smi info) and report this output with the '
+                             'driver version' % (reader.node, wanted['npu_id'], wanted['chip_id'], error),
+                         commands=reader.commands)
 
 
 def main():
@@ -205,6 +285,16 @@ def main():
                 npu=dict(type='int', required=True),
                 address=dict(type='str', required=True),
                 peer=dict(type='str'),
+            )),
+            hccs_ping=dict(type='list', elements='dict', default=[], options=dict(
+                npu=dict(type='int', required=True),
+                address=dict(type='str', required=True),
+                peer=dict(type='str'),
+            )),
+            super_pod=dict(type='dict', options=dict(
+                npu_id=dict(type='int', required=True),
+                chip_id=dict(type='int', default=0),
+                npu_smi_path=dict(type='path'),
             )),
             timeout=dict(type='int', default=hccn_reader.DEFAULT_TIMEOUT_SECONDS),
             wait_timeout=dict(type='int', default=0),
@@ -223,7 +313,8 @@ def main():
         module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
     npus = module.params['npus'] if module.params['npus'] is not None else default_npus()
     problems = hccn_reader.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
-        hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False)
+        hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False) + \
+        hccn_reader.wanted_problems(module.params['hccs_ping'], keys=('address',), where='hccs_ping', once=False)
     if problems:
         module.fail_json(msg='npu.ascend.hccn_info on %s refused its options before any hccn_tool run: %s; fix: list '
                              'each NPU once and write every ping address as four numbers without leading zeros'
@@ -242,6 +333,12 @@ def main():
         result = reader.ping(wanted['npu'], wanted['address'])
         result['peer'] = wanted.get('peer')
         pings.append(result)
+    hccs_pings = []
+    for wanted in module.params['hccs_ping']:
+        result = reader.hccs_ping(wanted['npu'], wanted['address'])
+        result['peer'] = wanted.get('peer')
+        hccs_pings.append(result)
+    membership = read_super_pod(module, reader) if module.params['super_pod'] else None
     conf_state = hccn_reader.read_conf_state()
     conf = conf_state['conf']
     live = dict((state['npu'], state) for state in states if 'address' in state)
@@ -251,6 +348,8 @@ def main():
         'settled': settled,
         'waited': waited,
         'pings': pings,
+        'hccs_pings': hccs_pings,
+        'super_pod': membership,
         'conf': conf,
         'conf_readable': conf is not None,
         'conf_problems': conf_state['problems'],

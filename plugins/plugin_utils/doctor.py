@@ -935,7 +935,7 @@ COMPONENTS = COMPONENTS + ('fabric',)
 def _fabric_findings(name, evidence):
     """A training node's NPU RoCE ports as hccn_info read them (evidence ``hccn``): a link down, a net
     health other than Success, a gateway or detect address outside the NPU's subnet, NPUs of one node in
-    different subnets, some NPUs without an address."""
+    different subnets, some NPUs without an address; on an A3, a die whose HCCS link (vNIC) is down."""
     from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
     fabric = evidence.get('hccn')
     if not fabric:
@@ -944,10 +944,15 @@ def _fabric_findings(name, evidence):
         return [finding(name, 'fabric', 'the NPUs\' RoCE ports cannot be read', fabric.get('error') or 'hccn_info failed',
                         'check that the driver is loaded (npu-smi info) and hccn_tool answers (hccn_tool -i 0 -link -g)')]
     npus = fabric.get('npus') or []
+    # A3: a die's link on the SuperPoD's HCCS plane, which carries HCCL inside the SuperPoD, RoCE addresses or not.
+    findings = [finding(name, 'fabric', 'die %s HCCS link (vNIC) %s' % (state.get('npu'), state.get('vnic_link')),
+                        'hccn_tool -i %s -vnic -g: vnic link status: %s' % (state.get('npu'), state.get('vnic_link')),
+                        'check the die\'s HCCS port and the SuperPoD switch (npu-smi info -t hccs), then run the hccn '
+                        'role\'s gate (site.yml --tags hccn)')
+                for state in npus if state.get('vnic_link') not in (None, 'UP')]
     configured = [state for state in npus if state.get('address') and state.get('netmask')]
     if not configured:
-        return []
-    findings = []
+        return findings
     for state in npus:
         npu = state.get('npu')
         if not state.get('address'):

@@ -13,12 +13,16 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "sandbox", "packages"))
 import testing  # noqa: E402
+import collection_code  # noqa: E402
 from conftest import NODE_NAME, load_fleet_module, podman_available  # noqa: E402
 
 fleet = load_fleet_module()
 npu_smi = testing.load_npu_smi()
 hccn_tool = testing.load_by_path("npu_ascend_fake_hccn_tool", os.path.join(testing.PAYLOAD_DIR, "hccn_tool.py"))
 builder = testing.load_builder()
+# The collection's parsers, to hold the fake tools to what the product reads (the simulator never imports them).
+product_hccn = collection_code.load_module_utils("hccn_tool")
+product_super_pod = collection_code.load_module_utils("super_pod")
 
 # Bus ids of every Kunpeng-host A3 captured, in Phy-ID order (vllm-ascend #2971 and others).
 A3_BUS_IDS = ["0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0", "0000:95:00.0", "0000:97:00.0",
@@ -68,8 +72,11 @@ def test_super_pod_membership_is_a_node_variable():
             fleet.NodeSpec("a3-pod", "Atlas 800T A3", super_pod=wrong)
     with pytest.raises(fleet.SandboxError):
         fleet.NodeSpec("a2", "Atlas 800I A2", super_pod={"server_index": 1})
+    # An A3 joins a fabric (one port per die: test_a3_nodes_join_a_fabric_one_port_per_die); a card without
+    # RoCE ports does not.
+    assert fleet.NodeSpec("a3", "Atlas 800T A3", fabric="f1").fabric == "f1"
     with pytest.raises(fleet.SandboxError):
-        fleet.NodeSpec("a3", "Atlas 800T A3", fabric="f1")
+        fleet.NodeSpec("duo", "Atlas 300I Duo", fabric="f1")
 
 
 # --- npu-smi ----------------------------------------------------------------------------------------
@@ -211,6 +218,51 @@ def test_hccs_ping_refused_elsewhere(hccn):
     assert hccn(a3().hardware(), "-i", "0", "-hccs_ping", "-g", "address", "192.168.3.198") == refusal
     a2 = fleet.NodeSpec("t", "Atlas 800T A2").hardware()
     assert hccn(a2, "-i", "0", "-hccs_ping", "-g", "address", "192.0.3.198") == refusal
+
+
+def test_a_die_whose_hccs_link_is_down(hccn, monkeypatch):
+    """Fault hccn_hccs_link_down: the die's vNIC reads DOWN, its HCCS pings and those to it are lost; the other
+    dies are untouched."""
+    monkeypatch.setattr(hccn_tool.ascend_sim, "load_faults", lambda *args: {"hccn_hccs_link_down": [3]})
+    member = a3(server_index=0).hardware()
+    down = hccn(member, "-i", "3", "-vnic", "-g")
+    assert down == (0, "vnic link status: DOWN\nvnic ipaddr: 192.0.3.196\nvnic netmask: 255.255.255.0")
+    assert product_hccn.parse_vnic(down[1])["vnic_link"] == "DOWN"
+    assert product_hccn.parse_vnic(hccn(member, "-i", "2", "-vnic", "-g")[1])["vnic_link"] == "UP"
+    lost = hccn(member, "-i", "3", "-hccs_ping", "-g", "address", "192.1.3.196")
+    assert lost[0] == 0 and product_hccn.parse_hccs_ping(lost[1])["received"] == 0
+    # Another die of the node pinging the downed one gets no answer either; a healthy pair does.
+    assert product_hccn.parse_hccs_ping(hccn(member, "-i", "1", "-hccs_ping", "-g", "address", "192.0.3.196")[1])[
+        "received"] == 0
+    assert product_hccn.parse_hccs_ping(hccn(member, "-i", "1", "-hccs_ping", "-g", "address", "192.1.3.198")[1])[
+        "received"] == 3
+
+
+def test_the_products_parsers_read_the_fake_a3_outputs(hccn):
+    member = a3(server_index=40).hardware()
+    assert product_hccn.parse_vnic(hccn(member, "-i", "15", "-vnic", "-g")[1]) == {
+        "vnic_link": "UP", "vnic_address": "192.40.3.184", "vnic_netmask": "255.255.255.0"}
+    assert product_super_pod.vnic_address("super_pod_server", 40, 15) == "192.40.3.184"
+    ping = product_hccn.parse_hccs_ping(hccn(member, "-i", "0", "-hccs_ping", "-g", "address", "192.1.3.198")[1])
+    assert (ping["npu"], ping["target"], ping["transmitted"], ping["received"]) == (0, "192.1.3.198", 3, 3)
+    assert len(ping["times_us"]) == 3 and ping["max_us"] >= ping["avg_us"] > 0
+    refusal = hccn(a3().hardware(), "-i", "0", "-hccs_ping", "-g", "address", "192.168.3.198")[1]
+    assert product_hccn.says_not_supported(refusal)
+    assert product_super_pod.parse_spod_info(npu_smi.render_spod_info(member, 5, 0)) == {
+        "sdid": 169082890, "size": 384, "id": 0, "server_index": 40}
+    assert product_super_pod.parse_spod_info(npu_smi.render_spod_info(a3().hardware(), 0, 0)) is None
+
+
+def test_a3_nodes_join_a_fabric_one_port_per_die(tmp_path, monkeypatch):
+    monkeypatch.setattr(fleet, "fabric_dir", lambda name: tmp_path / name)
+    first = fleet.NodeSpec("a3-1", "Atlas 800T A3", fabric="f", super_pod={"server_index": 0})
+    a2 = fleet.NodeSpec("t-2", "Atlas 800T A2", fabric="f")
+    fleet.write_fabrics([first, a2], {})
+    ports = json.loads((tmp_path / "f" / "fabric.json").read_text())["ports"]
+    assert sorted(ports["a3-1"], key=int) == [str(die) for die in range(16)]
+    assert ports["a3-1"]["15"] == "400GE1/1/8:2"
+    # The A2 node after it takes the next free ports, none of the A3's.
+    assert ports["t-2"]["0"] == "400GE1/1/9:1" and not set(ports["t-2"].values()) & set(ports["a3-1"].values())
 
 
 # --- packages --------------------------------------------------------------------------------------

@@ -317,8 +317,14 @@ def vnic_address(hardware, device):
     return "192.%s.%d.%d" % (server if server is not None else 168, 2 + die, 199 - device)
 
 
+def hccs_link_up(device):
+    """Whether the die's HCCS link (its vNIC) is up: fault hccn_hccs_link_down lists the dies whose link is down."""
+    return device not in _npu_list(node_faults(node_name()).get("hccn_hccs_link_down"))
+
+
 def vnic(hardware, device):
-    return "vnic link status: UP\nvnic ipaddr: %s\nvnic netmask: %s" % (vnic_address(hardware, device), VNIC_NETMASK)
+    return "vnic link status: %s\nvnic ipaddr: %s\nvnic netmask: %s" % (
+        "UP" if hccs_link_up(device) else "DOWN", vnic_address(hardware, device), VNIC_NETMASK)
 
 
 def _int_option(args, name, default, low, high):
@@ -375,6 +381,9 @@ def hccs_ping(hardware, device, args):
     else:
         servers = max(1, (int(hardware["super_pod"].get("size", 384)) + 7) // 8)
         reachable = server < min(servers, A3_SUPERPOD_MAX_SERVERS)
+    # A die whose HCCS link is down neither sends nor answers (fault hccn_hccs_link_down).
+    if not hccs_link_up(device) or (own is not None and server == own and not hccs_link_up(target_device)):
+        reachable = False
     generator = random.Random("%s-%d-%s" % (node_name(), device, target))
     lines = ["device %d PING %s" % (device, target), ""]
     times = []

@@ -103,9 +103,14 @@ def test_accelerator_types_of_the_new_products(family, product, count, expected)
 
 
 @pytest.mark.parametrize('name', ['Ascend910', '910C1'])
-def test_a3_chips_are_not_configured_by_the_hccn_role_and_have_the_a3_vnpu_family(name):
-    model = hccn_plan.roce_model([{'name': name}])
-    assert model['roce'] is False and 'A3' in model['reason']
+def test_a3_dies_each_carry_a_roce_port_and_have_the_a3_vnpu_family(name):
+    chips = [{'name': name, 'npu_id': npu, 'chip_id': die, 'phy_id': 2 * npu + die} for npu in range(8) for die in range(2)]
+    model = hccn_plan.roce_model(chips)
+    assert model['roce'] is True and 'A3' in model['reason'] and model['per_die'] is True
+    assert model['ids'] == list(range(16)) and model['subnet_rule'] == 'per_die'
+    assert model['vnic_address_rule'] == 'super_pod_server' and model['hccs_ping'] is True
+    # Without the Phy-IDs the dies cannot be told to hccn_tool: no configuration, and the note says why.
+    assert hccn_plan.roce_model([{'name': name}])['roce'] is False
     assert npu_vnpu.chip_family(name) == 'A3'
 
 
@@ -116,6 +121,16 @@ def test_a3_vnpu_templates_are_the_training_and_inference_ones():
     # Each template's numbers are the ones its name spells (Huawei's naming rule).
     for name, (cores, memory, cpus) in row['templates'].items():
         assert name == 'vir%02d_%dc_%dg' % (cores, cpus, memory)
+
+
+def test_the_a3_address_refusals_are_catalogue_rows():
+    row = catalogue.chip_family_row('A3')
+    assert row['roce_refused_subnets'] == ('192.168.0.0/21',)
+    assert row['roce_refused_subnets_super_pod'] == ('192.0.0.0/8',)
+    assert row['super_pod_max_servers'] == 48
+    assert catalogue.roce_row(['910B3'])['family'] == '910b'
+    assert catalogue.roce_row(['910B3', 'Ascend910']) is None
+    assert catalogue.roce_row(['910B4']) is None
 
 
 def test_unknown_family_is_refused():

@@ -67,3 +67,18 @@ def test_an_unset_npu_is_not_said_to_print_0_0_0_0():
     # evidence must not claim an output the tool does not print.
     found = fabric_findings([trained('npu-a2-01', npus={'n1': {'address': None}})])
     assert '0.0.0.0' not in found[0]['evidence'] and 'no address' in found[0]['evidence']
+
+
+def test_an_a3_die_whose_hccs_link_is_down_is_found_configured_or_not():
+    dies = [{'npu': die, 'address': '10.0.0.%d' % (10 + die), 'netmask': '255.255.255.0', 'gateway': '10.0.0.1',
+             'netdetect': '10.0.0.1', 'link': 'UP', 'net_health': 'Success', 'vnic_link': 'DOWN' if die == 3 else 'UP',
+             'vnic_address': '192.0.%d.%d' % (2 + die % 2, 199 - die)} for die in range(16)]
+    found = fabric_findings([node_evidence('a3-01', hccn={'ok': True, 'npus': dies}, hccn_subnet_rule='per_die')])
+    assert [(item['problem'], item['evidence']) for item in found] == [
+        ('die 3 HCCS link (vNIC) DOWN', 'hccn_tool -i 3 -vnic -g: vnic link status: DOWN')]
+    assert 'SuperPoD switch' in found[0]['fix']
+    # Dies never given a RoCE address still show their HCCS link.
+    unset = [dict(state, address=None, netmask=None) for state in dies]
+    assert [item['problem'] for item in fabric_findings([node_evidence('a3-01', hccn={'ok': True, 'npus': unset},
+                                                                       hccn_subnet_rule='per_die')])] == [
+        'die 3 HCCS link (vNIC) DOWN']

@@ -21,9 +21,9 @@ def test_roce_model(name, roce, rule):
     assert model['reason']
 
 
-def test_a3_is_skipped_with_its_reason():
+def test_a3_dies_are_configured_by_their_phy_ids():
     model = hccn_plan.roce_model(chips('Ascend910', phy=True))
-    assert not model['roce'] and 'HCCS' in model['reason']
+    assert model['roce'] and model['per_die'] and model['ids'] == EIGHT and 'per die' in model['reason']
 
 
 @pytest.mark.parametrize('name,roce,words', [
@@ -31,7 +31,7 @@ def test_a3_is_skipped_with_its_reason():
     ('910B2_23.0.7_info.txt', True, 'one RoCE port each'),
     ('910B4_25.0.rc1.1_info.txt', False, 'inference'),
     ('310P3_25.5.2_info.txt', False, 'inference'),
-    ('Ascend910-A3_24.1.rc3.7_info.txt', False, 'HCCS'),
+    ('Ascend910-A3_24.1.rc3.7_info.txt', True, 'one RoCE port per die'),
     ('910B-legacy910_24.1.0_info.txt', True, 'SMP'),
 ])
 def test_roce_model_of_real_npu_smi_tables(sample, name, roce, words):
@@ -206,7 +206,8 @@ def test_gate_nodes_from_hostvars():
                        'hccn_switch_ports': ['p0']},
                 'duo': {}}
     assert hccn_plan.gate_nodes(hostvars, ['t1', 'duo', 'gone']) == {
-        't1': {'npus': [HEALTHY_3], 'pings': [PING_T2_3], 'lldp': {3: 'p3'}, 'switch_ports': ['p0']}}
+        't1': {'npus': [HEALTHY_3], 'pings': [PING_T2_3], 'hccs_pings': [], 'lldp': {3: 'p3'},
+               'switch_ports': ['p0'], 'unit': 'NPU', 'dies_per_npu': 1, 'vnic_expected': {}}}
 
 
 ints = st.integers(1, 200)
