@@ -247,6 +247,37 @@ HDK_ROWS = [
     },
 ]
 
+# The driver installer's success lines in the node's install log: a count saved before the row, compared after.
+DRIVER_INSTALLS_LOG = "/var/log/ascend_seclog/ascend_install.log"
+DRIVER_INSTALLED_LINE = "Driver package installed successfully"
+COUNT_DRIVER_INSTALLS = ("exec", ["sh", "-c", "grep -c '%s' %s > /root/flt-h4-installs || true"
+                                  % (DRIVER_INSTALLED_LINE, DRIVER_INSTALLS_LOG)])
+ONE_DRIVER_INSTALL = ("exec", ["sh", "-c", "before=$(cat /root/flt-h4-installs) && now=$(grep -c '%s' %s)"
+                               " && echo \"driver installs during the row: $((now - before)) (wanted exactly 1)\""
+                               " && test $((now - before)) -eq 1 && rm /root/flt-h4-installs"
+                               % (DRIVER_INSTALLED_LINE, DRIVER_INSTALLS_LOG)])
+REMOVE_DRIVER = ("exec", ["sh", "-c", "if [ -x /usr/local/Ascend/driver/script/uninstall.sh ]; then "
+                                      "/usr/local/Ascend/driver/script/uninstall.sh; else rm -rf /usr/local/Ascend/driver; fi"])
+# Long enough that the rerun reaches the driver while the first run's installer still runs.
+CONTROLLER_KILLED_INSTALL_SECONDS = 90
+
+# After H1 (the node converged by its rerun): the driver removed again, for a fresh driver install.
+CONTROLLER_ROWS = [
+    {
+        "id": "H4", "fault": "the controller is killed (SIGKILL to ansible-playbook) during the driver installer",
+        "before": [REMOVE_DRIVER, ("reboot",), COUNT_DRIVER_INSTALLS],
+        "inject": [("fault", {"install_seconds": CONTROLLER_KILLED_INSTALL_SECONDS})],
+        "during": "kill_controller_during_install",
+        "run": ("hdk", {}),
+        # Nothing prints a message: the run is gone. The installer goes on in the node (started in the
+        # background), and the rerun must wait for it and take its result instead of installing again.
+        "expect": "killed",
+        "survive": OPERATOR_DATA,
+        "rerun": ("hdk", {}),
+        "after": [("clear",), ONE_DRIVER_INSTALL],
+    },
+]
+
 CANN_ROWS = [
     {
         "id": "C1", "fault": "node unreachable mid-run (stopped while the toolkit installs)",
@@ -802,9 +833,9 @@ def _ids(rows):
 LANES = [
     ("host", HOST_NODE,
      [{"name": "the operator's data on the node", "actions": [PLANT_OPERATOR_DATA],
-       "for": _ids(PREFLIGHT_ROWS + HDK_ROWS + CANN_ROWS + KERNEL_ROWS)}]
+       "for": _ids(PREFLIGHT_ROWS + HDK_ROWS + CONTROLLER_ROWS + CANN_ROWS + KERNEL_ROWS)}]
      + _rows(PREFLIGHT_ROWS)
-     + _rows(HDK_ROWS[:1])
+     + _rows(HDK_ROWS[:1] + CONTROLLER_ROWS)
      + [{"name": "firmware and driver installed", "actions": [("playbook", "hdk", {})],
          "for": _ids(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS + VNPU_ROWS)}]
      + _rows(HDK_ROWS[1:] + CANN_ROWS + KERNEL_ROWS)
