@@ -630,6 +630,9 @@ def run_row(lane, row):
                                       % (recap["changed"], wanted_changed))
         else:
             result["recovery"] = "%s converged (changed=%d)" % (rerun_name, recap["changed"])
+        for pattern in row.get("rerun_output", []):
+            if not re.search(pattern, rerun["output"], re.S):
+                result["problems"].append("the rerun's output lacks /%s/" % pattern)
         for action in row.get("after", []):
             do_action(log, lane, action)
     except RowError as error:
