@@ -79,6 +79,9 @@ TARGETS = {
     'cpu_flatness_largest_nodes': 100,
     # Converged site.yml + kubernetes.yml over the no-op floor, on the largest fleet.
     'converged_over_noop': 3.0,
+    # Issue 42: the installer tasks' wall of the first site.yml, forks below N, against N=10.
+    'installer_wall_flatness': 1.5,
+    'installer_reference_nodes': 10,
 }
 # A step grows with N squared when its cost per node grows at least half as fast as N does
 # (linear: per-node cost flat; quadratic: per-node cost proportional to N), and it matters: at
@@ -277,7 +280,30 @@ def measured_playbook(name, path, forks, cgroups, extra_env=None, extra_args=())
                              for t in document['tasks']]
     summary.pop('changed_by_host', None)
     summary.pop('copied_bytes_by_host', None)
+    summary['long_steps'] = long_step_walls(document['tasks'])
     return summary
+
+
+# The steps on the node that take minutes on a real server (each .run installer, the reboot and the
+# wait for the NPUs): started on every node and waited for together, their wall should not depend on
+# forks, nor grow with N.
+INSTALLER_ACTIONS = ('npu.ascend.ascend_runfile', 'ascend_runfile', 'ansible.builtin.async_status', 'async_status')
+INSTALLER_ROLES = ('hdk', 'cann', 'container_runtime')
+REBOOT_ACTIONS = ('ansible.builtin.reboot', 'reboot', 'ansible.builtin.wait_for_connection', 'wait_for_connection')
+
+
+def long_step_walls(tasks):
+    """Wall seconds of the installer tasks (start and wait), of the reboot (started, then waited for) and of
+    the wait for the NPU device nodes, summed over a run's tasks."""
+    def role_of(task):
+        return (task.get('role') or '').split('.')[-1]
+    installers = [t for t in tasks if t['action'] in INSTALLER_ACTIONS and role_of(t) in INSTALLER_ROLES]
+    reboots = [t for t in tasks if role_of(t) == 'hdk' and (
+        t['action'] in REBOOT_ACTIONS or 'reboot' in t['name'].lower() or 'NPU device nodes' in t['name'])]
+    return {'installer_wall_seconds': round(sum(t['wall'] for t in installers), 1),
+            'installer_tasks': len(installers),
+            'reboot_wall_seconds': round(sum(t['wall'] for t in reboots), 1),
+            'reboot_tasks': len(reboots)}
 
 
 def bring_up(hosts):
@@ -312,10 +338,11 @@ def fleet_point(count, args, results):
     try:
         point['bring_up'], cgroups = bring_up(hosts)
         started = time.monotonic()
-        run.run_logged('controlplane-up-n%d' % count,
-                       run.controlplane_command('up', '--nodes-from-inventory', run.INVENTORY_DIR))
+        if any('kubernetes' in name for name, _path in selected_runs(args)):
+            run.run_logged('controlplane-up-n%d' % count,
+                           run.controlplane_command('up', '--nodes-from-inventory', run.INVENTORY_DIR))
         point['controlplane_up_seconds'] = round(time.monotonic() - started, 1)
-        for name, path in RUNS:
+        for name, path in selected_runs(args):
             if name == 'converged-site':
                 # The first site.yml rebooted the nodes (the firmware): their cgroups are new.
                 cgroups = NodeCgroups(hosts)
@@ -335,6 +362,12 @@ def fleet_point(count, args, results):
             run.run_logged('fleet-down-n%d' % count, run.fleet_command('down'), fail=False)
     results['points'].sort(key=lambda p: p['nodes'])
     return point
+
+
+def selected_runs(args):
+    """The runs of RUNS that --runs names, in RUNS' order (all of them by default)."""
+    wanted = args.runs or [name for name, _path in RUNS]
+    return [(name, path) for name, path in RUNS if name in wanted]
 
 
 CONTROL_PERSIST_LONG = '-C -o ControlMaster=auto -o ControlPersist=30m'
@@ -539,9 +572,33 @@ def evaluate(results):
                 ' (N=%d not measured)' % TARGETS['cpu_flatness_largest_nodes']),
             'met': ratios['converged_over_noop'] <= TARGETS['converged_over_noop'] and changed == 0,
             'nodes': [big['nodes']]})
+    installer_target(results, targets, ratios)
     results['ratios'] = ratios
     results['targets'] = targets
     return targets
+
+
+def installer_target(results, targets, ratios):
+    """Issue 42: with forks below N, the first site.yml's installer tasks at the largest N within 1.5x N=10."""
+    measured = [p for p in results.get('points', []) if 'long_steps' in p.get('runs', {}).get('first-site', {})]
+    pair = pick_points(measured, TARGETS['installer_reference_nodes'], TARGETS['cpu_flatness_largest_nodes'])
+    name = 'first site.yml installer tasks\' wall at the largest N <= %.1fx N=%d, forks below N' % (
+        TARGETS['installer_wall_flatness'], TARGETS['installer_reference_nodes'])
+    if not pair:
+        targets.append({'target': name, 'value': 'not judged: fewer than two fleet sizes', 'met': None})
+        return
+    ref, big = pair
+    walls = [p['runs']['first-site']['long_steps'] for p in (ref, big)]
+    ratios['installer_wall_flatness'] = ratio(walls[1]['installer_wall_seconds'], walls[0]['installer_wall_seconds'])
+    ratios['reboot_wall_flatness'] = ratio(walls[1]['reboot_wall_seconds'], walls[0]['reboot_wall_seconds'])
+    targets.append({
+        'target': name,
+        'value': '%sx (%.1f s at N=%d, forks %d / %.1f s at N=%d, forks %d); reboot and NPU wait %.1f s / %.1f s' % (
+            ratios['installer_wall_flatness'], walls[1]['installer_wall_seconds'], big['nodes'], big['forks'],
+            walls[0]['installer_wall_seconds'], ref['nodes'], ref['forks'], walls[1]['reboot_wall_seconds'],
+            walls[0]['reboot_wall_seconds']),
+        'met': ratios['installer_wall_flatness'] <= TARGETS['installer_wall_flatness'] and big['forks'] < big['nodes'],
+        'nodes': [ref['nodes'], big['nodes']]})
 
 
 def memory_fit(points):
@@ -645,6 +702,10 @@ def report(results):
                 point['nodes'], point['forks'], name, entry['wall_seconds'], entry['controller_cpu_seconds_per_node'],
                 entry['controller_memory']['pss_mib'], entry['controller_memory']['rss_mib'],
                 entry['ssh_connections'], entry['tasks_per_node_max'], entry['load_average'][1][0]))
+            if entry.get('long_steps'):
+                print('%5s %6s   installer tasks %.1f s wall (%d tasks), reboot and NPU wait %.1f s (%d tasks)' % (
+                    '', '', entry['long_steps']['installer_wall_seconds'], entry['long_steps']['installer_tasks'],
+                    entry['long_steps']['reboot_wall_seconds'], entry['long_steps']['reboot_tasks']))
     for lever in results.get('levers', []):
         print('lever %-52s %s' % (lever['lever'], '%7.1f s %6.2f CPU s / node %5d SSH' % (
             lever['wall_seconds'], lever['controller_cpu_seconds_per_node'], lever['ssh_connections'])
@@ -679,6 +740,11 @@ def main(argv=None):
                         default=float(os.environ.get('BENCH_INSTALL_SCALE', run.DEFAULT_INSTALL_SCALE)))
     parser.add_argument('--forks', type=int, default=int(os.environ.get('BENCH_SCALE_FORKS', 0)),
                         help='Ansible forks (default: $BENCH_SCALE_FORKS, or max(N, 10) for each N)')
+    parser.add_argument('--runs', type=lambda text: [name for name in text.split(',') if name],
+                        default=[name for name in os.environ.get('BENCH_SCALE_RUNS', '').split(',') if name],
+                        help='only these runs, comma-separated, of: %s (default: $BENCH_SCALE_RUNS, or all); '
+                             'a run of its own is measured on fresh nodes as in the whole lane' % ', '.join(
+                                 name for name, _path in RUNS))
     parser.add_argument('--keep', action='store_true', help='leave the last fleet and its control plane up')
     parser.add_argument('--levers', action='store_true', default=os.environ.get('BENCH_SCALE_LEVERS') == '1',
                         help='on the largest fleet, also the converged site.yml under each recommended setting '

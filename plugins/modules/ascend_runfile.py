@@ -32,6 +32,11 @@ description:
     boot, which M(npu.ascend.ascend_facts) turns into C(reboot_pending). A failure is reported with the
     installer's own error line and the fix.
   - After the run the installed version is read again and must equal the package version.
+  - Before its first installer command the module records, in C(/run/npu_ascend/installers/<component>.json),
+    its pid, the installer's pid and argv, the start and the deadline, and where its result will be; at the end it
+    writes the result next to it. A later run that finds that installer still running (for example because the
+    controller died while the installer ran under C(async)) waits for it and returns its result (RV(adopted)) instead
+    of starting the installer again.
   - A component whose version file is there but names no version (empty, C(Version=) with no value, no
     Version line) is a damaged install, not a missing one, and is refused (also in check mode and with
     O(state=absent)) naming the file and the fix; so is a version file that is not a regular file or is larger
@@ -102,6 +107,9 @@ options:
       - Seconds to wait for the node lock C(/run/npu_ascend/lock) before the installers run. The collection's
         installers and edits of engine configs hold it, so two runs against one node never interleave them; a run
         that gives up names the holder (pid, module, start time). V(0) does not wait. Check mode takes no lock.
+      - When the holder is an installer of this same package that is still running (started by a run whose
+        controller died or was killed, or by a run beside this one), the wait is not cut by this timeout but by
+        that installer's own deadline, and its result is this run's result; no second installer is started.
     type: int
     default: 600
 notes:
@@ -214,6 +222,12 @@ stdout_lines:
   returned: always
   type: list
   elements: str
+adopted:
+  description:
+    - Set when this run found the same package's installer still running, started by an earlier run, waited for it
+      and returned its result instead of running the installer again; names that run (pid, start, argv).
+  returned: when an earlier run's installer was waited for
+  type: dict
 log_tail:
   description:
     - The last 20 lines of the installer's log (the C(LogFile) it names, else
@@ -230,7 +244,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
-from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, node_lock, reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, installer_record, node_lock
+from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
@@ -239,6 +254,8 @@ from ansible_collections.npu.ascend.plugins.module_utils.version_files import Ve
 # Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
 PROMPT_ANSWERS = 'y\ny\ny\ny\n'
 KILL_AFTER_SECONDS = 30
+# Beyond the installer commands' own timeouts: the checksum, the reads before and after them.
+RECORD_MARGIN_SECONDS = 120
 # Seconds an installer run may take when the caller sets no timeout: a wide margin over what
 # real servers take (docs/packages.md has the table and the reasons).
 DEFAULT_TIMEOUTS = {
@@ -353,13 +370,56 @@ class Runner(object):
         self.output = ''
         self.started_at = time.time()
         self.default_timeout = DEFAULT_TIMEOUTS.get(component, max(DEFAULT_TIMEOUTS.values()))
+        # The record of this run's installer on the node (installer_record), once its first command is near.
+        self.record = None
 
     def fail(self, msg, **extra):
         self.result.update(extra)
         self.result['msg'] = msg
         if self.output:
             self.result['log_tail'] = log_tail_for(self.component, self.output, self.started_at)
+        self.save_result(dict(self.result, failed=True))
         self.module.fail_json(**self.result)
+
+    def save_result(self, result):
+        """The result where a later run that waited for this installer finds it; never fails the run."""
+        if self.record is None:
+            return
+        try:
+            installer_record.write_result(self.record, result)
+        except (IOError, OSError) as error:
+            self.module.warn('cannot record the result of the %s installer in %s: %s; a run that waits for it will '
+                             'decide from the installed version instead' % (self.component, self.record['result_path'], error))
+
+    def start_record(self, plan, src, package_version, commands, timeout):
+        """Records the installer about to run, before its first command; fails (nothing started) when it cannot."""
+        # Every command (and the archive check before them) may take its timeout and the kill margin.
+        budget = (len(commands) + 1) * (timeout + KILL_AFTER_SECONDS) + RECORD_MARGIN_SECONDS
+        try:
+            boot = reboot_marker.read_current_boot()
+        except ValueError:
+            boot = None
+        record = installer_record.new_record(self.component, package_version, plan['action'], src, commands,
+                                             budget, boot)
+        try:
+            installer_record.write_record(record)
+        except (IOError, OSError) as error:
+            self.fail('%s %s not started: cannot record the installer run in %s: %s. Fix: make %s a writable '
+                      'directory (root, become: true), then run again'
+                      % (self.component, plan['action'], installer_record.record_path(self.component), error,
+                         installer_record.RECORD_DIR))
+        self.record = record
+
+    def _started(self, argv):
+        def callback(process):
+            tolerate_unread_answers(process)
+            if self.record is not None:
+                try:
+                    installer_record.note_installer(self.record, process.pid, argv)
+                except (IOError, OSError):
+                    # The record still names this module, which waits for the installer: enough for a later run.
+                    pass
+        return callback
 
     def run(self, argv, timeout=None):
         timeout = timeout or self.default_timeout
@@ -367,7 +427,7 @@ class Runner(object):
         started = time.time()
         rc, out, err = self.module.run_command(command, data=PROMPT_ANSWERS, binary_data=True,
                                                environ_update=timed_command.C_LOCALE,
-                                               before_communicate_callback=tolerate_unread_answers)
+                                               before_communicate_callback=self._started(argv))
         elapsed = time.time() - started
         text = out + (('\n' + err) if err.strip() else '')
         self.output += text + '\n'
@@ -408,6 +468,58 @@ def record_reboot(module, component, version):
         module.warn('cannot record the pending reboot in %s: %s. The %s installer asked for a reboot (reboot_required '
                     'is true); a later ascend_facts will not report it. Fix: reboot the node, and make %s a writable '
                     'directory' % (reboot_marker.REBOOT_MARKER_PATH, error, component, directory))
+
+
+def read_running_installer(module, component):
+    """(boot, record) of an installer of ``component`` that an earlier run started and that still runs, else (boot, None)."""
+    try:
+        boot = reboot_marker.read_current_boot()
+    except ValueError:
+        boot = None
+    record, problem = installer_record.read_record(component)
+    if problem:
+        # Nothing can be known from it; the node lock still keeps a second installer from running beside one.
+        module.warn('%s; it is replaced when this run starts the installer' % problem)
+    if record is None or not installer_record.running(record, boot):
+        return boot, None
+    return boot, record
+
+
+def same_installer(record, component, package_version, state):
+    """Whether the recorded installer does what this run would: the same component, version and direction."""
+    if record.get('component') != component or record.get('package_version') != package_version:
+        return False
+    removing = record.get('action') == 'uninstall'
+    return removing if state == 'absent' else (record.get('action') in runfile.INSTALLING_ACTIONS)
+
+
+def adopt_earlier_installer(module, runner, earlier, boot):
+    """Once the node lock is ours (the earlier module has ended): return the earlier run's result.
+
+    Returns only when that run left no result (its module was killed): after its installer has ended,
+    this run decides again from what is installed.
+    """
+    result = installer_record.read_result(earlier)
+    described = installer_record.describe(earlier)
+    if result is None:
+        ended = installer_record.wait_while(lambda: installer_record.installer_running(earlier, boot),
+                                            earlier['deadline_epoch'] + KILL_AFTER_SECONDS)
+        if not ended:
+            runner.fail('%s: its installer (pid %s, %s) still runs past its deadline. Fix: find out why it hangs '
+                        '(ps, the installer log under /var/log/ascend_seclog/), stop it, then run again'
+                        % (described, earlier.get('installer_pid'), ' '.join(earlier.get('installer_argv') or [])))
+        module.warn('%s ended without a result (its module was stopped); this run decides again from the installed '
+                    'version' % described)
+        return
+    adopted = {'run_id': earlier['run_id'], 'module_pid': earlier.get('module_pid'),
+               'installer_pid': earlier.get('installer_pid'), 'started_at': earlier.get('started_at'),
+               'argv': earlier.get('installer_argv') or (earlier.get('argv') or [[]])[-1]}
+    result = dict(result, adopted=adopted)
+    result['reason'] = '%s (the result of %s, which was still running when this run started; this run waited for it '\
+                       'and started no installer of its own)' % (result.get('reason') or '', described)
+    if result.get('failed'):
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 def describe_package(module, src, component):
@@ -573,13 +685,23 @@ def main():
     if module.check_mode or not commands:
         module.exit_json(**result)
 
+    # An installer of this package that an earlier run started and that still runs (its controller
+    # died, or a run beside this one): wait for it and take its result, never start a second one.
+    boot, earlier = read_running_installer(module, component)
+    same = earlier is not None and same_installer(earlier, component, package_version, state)
+    lock_wait = params['lock_timeout']
+    if same and lock_wait is not None and lock_wait >= 0:
+        lock_wait = max(lock_wait, int(earlier['deadline_epoch'] - time.time()) + KILL_AFTER_SECONDS)
+
     # One installer at a time per node, and none while a runtime module edits an engine config;
     # held until this process exits (the kernel releases it then, also when the run is killed).
     try:
-        node_lock.NodeLock(timeout=params['lock_timeout'], holder={
+        node_lock.NodeLock(timeout=lock_wait, holder={
             'module': 'npu.ascend.ascend_runfile', 'target': '%s %s' % (component, src or '')}).acquire()
     except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
         runner.fail('%s %s not started: %s' % (component, plan['action'], error))
+    if same:
+        adopt_earlier_installer(module, runner, earlier, boot)
     # Another run may have held the lock to install this very package meanwhile: decide again on
     # what is installed now, so that the second of two runs does not install it a second time.
     planned_action = plan['action']
@@ -591,6 +713,7 @@ def main():
             plan['reason'])
     if not commands:
         module.exit_json(**result)
+    runner.start_record(plan, src, package_version, commands, params['timeout'] or runner.default_timeout)
 
     if src_exists and plan['action'] in runfile.INSTALLING_ACTIONS:
         if not os.access(src, os.X_OK):
@@ -637,6 +760,7 @@ def main():
     if result['reboot_required']:
         record_reboot(module, component, version_after)
     result['log_tail'] = log_tail_for(component, runner.output, runner.started_at)
+    runner.save_result(result)
     module.exit_json(**result)
 
 

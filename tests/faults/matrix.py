@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -327,7 +328,49 @@ def stop_node_during_install(log, host, process, lane):
     raise RowError("no installer started in %s while the playbook ran, so the node was never taken away" % host)
 
 
-DURING = {"stop_node_during_install": stop_node_during_install}
+def descendants(pid):
+    """The pids of every process below ``pid`` (from /proc's parent links), children first."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat_text.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], list(children.get(pid, []))
+    while queue:
+        child = queue.pop(0)
+        found.append(child)
+        queue.extend(children.get(child, []))
+    return found
+
+
+def kill_controller_during_install(log, host, process, lane):
+    """SIGKILL to ansible-playbook (then to every process it started: its workers and SSH clients, as when
+    the controller machine dies) once the driver installer runs in the node."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        probe = node_exec(log, host, ["pgrep", "-f", r"npu-driver_\S+\.run --nox11 --full"], check=False, timeout=60)
+        if probe.returncode == 0:
+            workers = descendants(process.pid)
+            log.say("the driver installer runs in %s: SIGKILL to ansible-playbook (pid %d) and its %d processes"
+                    % (host, process.pid, len(workers)))
+            os.kill(process.pid, signal.SIGKILL)
+            for pid in workers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return
+        time.sleep(1)
+    raise RowError("no driver installer started in %s while the playbook ran, so the controller was never killed" % host)
+
+
+DURING = {"stop_node_during_install": stop_node_during_install,
+          "kill_controller_during_install": kill_controller_during_install}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,9 +571,16 @@ def run_row(lane, row):
         # The callback folds long messages at any space, so patterns are matched on one line.
         flat = re.sub(r"\s+", " ", text)
         unmatched = [key for key in ("host", "component", "cause", "fix")
-                     if row.get("expect") is not None and not re.search(row["expect"][key], flat, re.S | re.I)]
+                     if isinstance(row.get("expect"), dict) and not re.search(row["expect"][key], flat, re.S | re.I)]
         recap = failed_run["recap"]
-        if row.get("expect") is None:
+        if row.get("expect") == "killed":
+            # The controller was killed on purpose: nothing was left to print a message.
+            if failed_run["rc"] != -signal.SIGKILL:
+                result["outcome"] = "not killed (exit %d)" % failed_run["rc"]
+                result["problems"].append("the run was to be killed with SIGKILL; it exited %d" % failed_run["rc"])
+            else:
+                result["outcome"] = "killed as intended"
+        elif row.get("expect") is None:
             # A row of a situation the operator's node is in, not of a failure: the run must
             # succeed, and still lose nothing.
             if failed_run["rc"] != 0 or recap is None or recap["failed"] or recap["unreachable"]:
@@ -580,6 +630,9 @@ def run_row(lane, row):
                                       % (recap["changed"], wanted_changed))
         else:
             result["recovery"] = "%s converged (changed=%d)" % (rerun_name, recap["changed"])
+        for pattern in row.get("rerun_output", []):
+            if not re.search(pattern, rerun["output"], re.S):
+                result["problems"].append("the rerun's output lacks /%s/" % pattern)
         for action in row.get("after", []):
             do_action(log, lane, action)
     except RowError as error:
@@ -595,7 +648,8 @@ def run_row(lane, row):
         log.write("waiting for the background run the row left behind")
         lane.background[1].join(PLAYBOOK_TIMEOUT)
         lane.background = None
-    result["passed"] = (not result["problems"] and result["outcome"] in ("failed as expected", "succeeded as expected")
+    result["passed"] = (not result["problems"]
+                        and result["outcome"] in ("failed as expected", "succeeded as expected", "killed as intended")
                         and result["survived"].endswith("intact") and "converged" in result["recovery"])
     result["seconds"] = round(time.monotonic() - started)
     verdict = "PASS" if result["passed"] else "FAIL"

@@ -117,6 +117,15 @@ def node_lock_in_tmp(tmp_path_factory, monkeypatch):
     return path
 
 
+@pytest.fixture(autouse=True)
+def installer_records_in_tmp(tmp_path_factory, monkeypatch):
+    """ascend_runfile records its installers under /run/npu_ascend/installers; unit tests in a directory of their own."""
+    from ansible_collections.npu.ascend.plugins.module_utils import installer_record
+    path = str(tmp_path_factory.mktemp('installers'))
+    monkeypatch.setattr(installer_record, 'RECORD_DIR', path)
+    return path
+
+
 @pytest.fixture
 def held_by_another_process():
     """``with held_by_another_process(path, holder) as pid``: a forked process holds the node lock meanwhile."""

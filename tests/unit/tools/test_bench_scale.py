@@ -210,3 +210,47 @@ def test_a_light_node_masks_only_what_no_role_reads():
     # A light node is another node: `up` recreates one that was not.
     spec = dict(name='scl-001', product='Atlas 800I A2')
     assert fleet.NodeSpec(light=True, **spec).hardware_fingerprint() != fleet.NodeSpec(**spec).hardware_fingerprint()
+
+
+def _task(role, name, action, wall):
+    return {'role': role, 'name': name, 'action': action, 'wall': wall, 'host_seconds': wall}
+
+
+def test_long_steps_count_the_installer_starts_and_waits_and_the_reboot_of_the_install_roles_only():
+    tasks = [
+        _task('npu.ascend.hdk', 'npu.ascend.hdk : Start the first of firmware and driver on every node: driver',
+              'npu.ascend.ascend_runfile', 10.0),
+        _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait for the first of firmware and driver on every node: driver',
+              'ansible.builtin.async_status', 40.0),
+        _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait until the node answers again (1)',
+              'ansible.builtin.wait_for_connection', 30.0),
+        _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait for the NPU device nodes after the reboot',
+              'ansible.builtin.wait_for', 5.0),
+        _task('npu.ascend.cann', 'npu.ascend.cann : Wait for the CANN toolkit installer on every node',
+              'ansible.builtin.async_status', 20.0),
+        # An uninstall elsewhere, or a task of another role, is not an installer of the first run.
+        _task('npu.ascend.preflight', 'npu.ascend.preflight : Read the node', 'npu.ascend.ascend_facts', 99.0),
+        _task('npu.ascend.hdk', 'npu.ascend.hdk : Create the HwHiAiUser user', 'ansible.builtin.user', 7.0),
+    ]
+    assert scale.long_step_walls(tasks) == {'installer_wall_seconds': 70.0, 'installer_tasks': 3,
+                                            'reboot_wall_seconds': 35.0, 'reboot_tasks': 2}
+
+
+def _installer_point(nodes, forks, wall):
+    return {'nodes': nodes, 'forks': forks, 'runs': {'first-site': {'long_steps': {
+        'installer_wall_seconds': wall, 'installer_tasks': 12, 'reboot_wall_seconds': 30.0, 'reboot_tasks': 6}}}}
+
+
+@pytest.mark.parametrize('big_wall, big_forks, met', [(140.0, 10, True), (160.0, 10, False), (100.0, 50, False)])
+def test_the_installer_target_needs_fewer_forks_than_nodes_and_at_most_one_and_a_half_times_n10(big_wall, big_forks,
+                                                                                               met):
+    results = {'points': [_installer_point(10, 10, 100.0), _installer_point(50, big_forks, big_wall)]}
+    targets, ratios = [], {}
+    scale.installer_target(results, targets, ratios)
+    assert targets[0]['met'] is met and targets[0]['nodes'] == [10, 50]
+
+
+def test_the_installer_target_with_one_fleet_size_is_not_judged():
+    targets = []
+    scale.installer_target({'points': [_installer_point(10, 10, 100.0)]}, targets, {})
+    assert targets[0]['met'] is None and 'not judged' in targets[0]['value']
