@@ -27,7 +27,9 @@ Row semantics:
   and products (for example "Atlas A2 inference needs CANN >= 8.0.RC1").
 * A row applies to a stack when the stack has every key component and each matches,
   when the stack's ``chip_family`` is in ``chip_families`` (rows without the field, or
-  stacks without a chip family, always pass this test) and, if the row lists
+  stacks without a chip family, always pass this test, except that a stack without a chip
+  family skips the rows of some families that are not keyed on ``cann``: their floors and
+  driver/firmware minima) and, if the row lists
   ``products``, when the stack's ``product`` is one of them (a stack with no known product
   skips product rows: they are too specific to apply blindly).
 * Sources disagree, so rows are a union: for one key component and one required
@@ -299,8 +301,13 @@ def _lower_list(values):
 
 def _row_applies(row, stack):
     chip_family = stack.get('chip_family')
-    if row.get('chip_families') and chip_family:
-        if str(chip_family).lower() not in _lower_list(row['chip_families']):
+    if row.get('chip_families'):
+        if not chip_family:
+            # Only the CANN pairings of some families speak for a stack of unknown chip (they make its
+            # CANN/driver pair known); their floors and firmware minima would refuse it blindly.
+            if row_key(row) != ['cann']:
+                return False
+        elif str(chip_family).lower() not in _lower_list(row['chip_families']):
             return False
     if row.get('products'):
         product = stack.get('product')

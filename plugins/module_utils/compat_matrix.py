@@ -35,6 +35,14 @@ MINDCLUSTER = 'MindCluster documentation: version compatibility'
 CANN_850_RELEASE_NOTES = 'Ascend CANN 8.5.0 release notes: mapping between CANN and driver versions'
 DUO_OS = 'Ascend documentation: Atlas 300I Duo OS support (Ubuntu 22.04, openEuler 22.03)'
 A2_OS = 'Ascend documentation: Atlas 800I A2 OS support (openEuler 24.03 SP1)'
+# Atlas A3 (docs/huawei-sources.md, "Atlas A3"): gitcode cann/driver,
+# scripts/package/custom/driver/ascend910_93/scripts/version_cap.map (235,24.0.rc2 and 236,24.1.rc3).
+A3_DRIVER_FLOOR = "Huawei's open-source NPU driver: the A3 driver's version_cap.map (the oldest driver an A3 takes)"
+# https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/Ascend%20HDK/Ascend%20HDK%2025.3.RC1/
+A3_HDK_25_3_RC1 = ('Ascend HDK 25.3.RC1 download directory: Atlas-A3-hdk-npu-driver_25.3.rc1 '
+                   'with Atlas-A3-hdk-npu-firmware_7.8.0.2.212')
+A3_CANN_PACKAGES = 'Ascend CANN downloads: the first Atlas A3 CANN package is Atlas-A3-cann-kernels 8.1.RC1'
+A3_OS = 'ascend-deployer: minimum HDK per OS (Atlas 900 A3 Pod, openEuler 24.03 SP1)'
 
 COMPAT_MATRIX = [
     # CANN -> HDK driver / firmware, from the download table.
@@ -90,9 +98,20 @@ COMPAT_MATRIX = [
     {'source': MINDCLUSTER, 'mindcluster': '7.3.0.x', 'cann': '8.5.x', 'driver': '25.5.x'},
     {'source': MINDCLUSTER, 'mindcluster': '26.0.0.x', 'cann': ['8.5.x', '9.0.x'], 'driver': ['25.5.x', '26.0.x']},
 
+    # Atlas A3 floors: whatever else a row allows, an A3 takes no driver older than its driver's
+    # version_cap.map names and no CANN older than the first one published for it (8.0.x has no A3
+    # kernels package). The CANN -> driver pairings above without chip families apply to A3 as well
+    # (8.1.RC1, 8.2.RC1, 8.5.0, 9.0.0, 9.1.0); 8.3.RC1 has no published pairing and stays unknown.
+    {'source': A3_DRIVER_FLOOR, 'key': [], 'chip_families': ['A3'], 'driver': '>=24.0.rc2'},
+    {'source': A3_CANN_PACKAGES, 'key': [], 'chip_families': ['A3'], 'cann': '>=8.1.RC1'},
+    # The firmware Huawei ships with an A3 driver, as a minimum (as the download table rows above).
+    {'source': A3_HDK_25_3_RC1, 'chip_families': ['A3'], 'driver': '25.3.rc1.x', 'firmware': '>=7.8.0.2.212'},
+
     # Minimum HDK per operating system and product.
     {'source': DUO_OS, 'chip_families': ['310p'], 'products': ['Atlas 300I Duo'],
      'os': ['ubuntu 22.04', 'openeuler 22.03'], 'driver': '>=24.1.rc2', 'firmware': '>=7.3.0.1.231'},
     {'source': A2_OS, 'chip_families': ['910b'], 'products': ['Atlas 800I A2'],
+     'os': 'openeuler 24.03 sp1', 'driver': '>=25.2.0', 'firmware': '>=7.7.0.2.220'},
+    {'source': A3_OS, 'chip_families': ['A3'], 'products': ['Atlas 900 A3 SuperPoD'],
      'os': 'openeuler 24.03 sp1', 'driver': '>=25.2.0', 'firmware': '>=7.7.0.2.220'},
 ]

@@ -112,6 +112,55 @@ def test_chip_specific_rows():
     assert pairs(check({'cann': '7.0.0', 'driver': '23.0.1', 'chip_family': '910b'})) == [['cann', 'driver']]
 
 
+# Atlas A3: the versions the A3 scenario installs, and every way an A3 stack is refused.
+A3_STACK = {'cann': '8.5.0', 'driver': '25.3.rc1', 'firmware': '7.8.0.2.212', 'chip_family': 'A3'}
+
+
+@pytest.mark.parametrize('changes, conflicts, unknown', [
+    # The recommended A3 stack, its hot fix and the other published pairings apply to A3.
+    ({}, [], []),
+    ({'driver': '25.3.rc1.2'}, [], []),
+    ({'chip_family': 'a3'}, [], []),
+    ({'cann': '8.1.RC1', 'driver': '25.0.rc1.3', 'firmware': None}, [], []),
+    ({'cann': '8.2.RC1', 'driver': '25.2.0', 'firmware': None}, [], []),
+    ({'cann': '9.0.0', 'driver': '26.0.rc1', 'firmware': None}, [], []),
+    # The firmware shipped with 25.3.RC1 is its minimum.
+    ({'firmware': '7.7.0.1.231'}, [['driver', 'firmware']], []),
+    # No A3 CANN package before 8.1.RC1: 8.0.0 pairs with 24.1.rc3 elsewhere, not on an A3.
+    ({'cann': '8.0.0', 'driver': '24.1.rc3', 'firmware': None}, [['chip_family', 'cann']], []),
+    # A driver older than the A3's version_cap.map, with a CANN that pairs with it elsewhere.
+    ({'cann': '8.0.RC1', 'driver': '23.0.3', 'firmware': None},
+     [['chip_family', 'driver'], ['chip_family', 'cann']], [['cann', 'driver']]),
+    # A CANN with A3 packages but no published HDK pairing stays unknown.
+    ({'cann': '8.3.RC1'}, [], [['cann', 'driver']]),
+    # The A3's floors do not apply to another family.
+    ({'cann': '8.0.0', 'driver': '24.1.rc3', 'firmware': None, 'chip_family': '910b'}, [], []),
+])
+def test_a3_rows(changes, conflicts, unknown):
+    stack = dict(A3_STACK)
+    stack.update(changes)
+    stack = dict((key, value) for key, value in stack.items() if value is not None)
+    report = check(stack)
+    assert pairs(report) == conflicts
+    assert [entry['pair'] for entry in report['unknown']] == unknown
+    assert report['ok'] is (not conflicts and not unknown)
+
+
+def test_a3_floors_and_firmware_minimum_skip_a_stack_of_unknown_chip():
+    # Without a chip family the A3's floors would refuse an A2 stack blindly; the pairings still speak.
+    assert check({'cann': '8.0.0', 'driver': '24.1.rc3'})['ok']
+    assert check({'driver': '25.3.rc1', 'firmware': '7.7.0.1.231'})['ok']
+    assert pairs(check({'cann': '8.0.0', 'driver': '25.3.rc1'})) == [['cann', 'driver']]
+
+
+def test_a3_os_minimum_applies_to_the_superpod_server_only():
+    stack = dict(A3_STACK, driver='25.0.rc1.3', firmware='7.7.0.3.228', cann='8.1.RC1',
+                 os='openEuler 24.03 (LTS-SP1)', product='Atlas 900 A3 SuperPoD')
+    assert pairs(check(stack)) == [['os', 'driver']]
+    stack['product'] = 'Atlas 800I A3'
+    assert check(stack)['ok']
+
+
 def test_unknown_pair_is_refused_not_a_conflict():
     report = check({'cann': '8.3.RC1', 'driver': '25.2.0'})
     assert not report['ok'] and report['conflicts'] == []
