@@ -420,9 +420,13 @@ func (plugin *Plugin) serve(directory string) (*grpc.Server, error) {
 	return server, nil
 }
 
+// sameFile says whether path is still the socket the plugin registered with. The inode alone does
+// not tell: a restarted kubelet removes its socket and makes a new one, which the filesystem may give
+// the freed inode number (seen in a sandbox node: the plugin never registered again), so the change
+// time counts too.
 func sameFile(path string, info os.FileInfo) bool {
 	current, err := os.Stat(path)
-	return err == nil && os.SameFile(current, info)
+	return err == nil && os.SameFile(current, info) && current.ModTime().Equal(info.ModTime())
 }
 
 func main() {

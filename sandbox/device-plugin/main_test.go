@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"testing"
+	"time"
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
@@ -86,6 +88,28 @@ func TestA3DiesArePublishedAsAscend910AndPreferredInPairs(t *testing.T) {
 	plugin := &Plugin{Resource: resource, NPUOf: npuOf, changed: make(chan struct{})}
 	if options, _ := plugin.GetDevicePluginOptions(context.Background(), &pluginapi.Empty{}); !options.GetPreferredAllocationAvailable {
 		t.Error("the A3 plugin does not offer preferred allocations")
+	}
+}
+
+func TestARecreatedSocketIsNotTheSameFile(t *testing.T) {
+	path := t.TempDir() + "/kubelet.sock"
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.Stat(path)
+	if !sameFile(path, first) {
+		t.Fatal("the socket is not the same file as itself")
+	}
+	// Same inode (the file is kept), new times: as a socket re-created on a freed inode number.
+	later := first.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if sameFile(path, first) {
+		t.Error("a socket made again on the same inode was taken for the old one")
+	}
+	if err := os.Remove(path); err != nil || sameFile(path, first) {
+		t.Errorf("a removed socket was taken for the old one (%v)", err)
 	}
 }
 
