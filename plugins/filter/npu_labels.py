@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
-               worker_selector=True, noded=False, runtime_handler='ascend', vnpus=None):
+               worker_selector=True, noded=False, runtime_handler='ascend', vnpus=None, super_pod=None):
     """``{labels, notes, resource_name, sources}`` for ``ansible_facts.ascend`` of one node (``domain``: empty for the default)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
@@ -24,7 +24,7 @@ def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
         labels, notes = node_labels(facts, boards=boards, chips=chips, domain=domain or DEFAULT_DOMAIN,
                                     accelerator_type_override=accelerator_type or '',
                                     worker_selector=bool(worker_selector), noded=bool(noded),
-                                    runtime_handler=runtime_handler or '')
+                                    runtime_handler=runtime_handler or '', super_pod=super_pod)
         sources = label_sources(labels, domain or DEFAULT_DOMAIN)
         if vnpus is not None:
             from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import offered_labels

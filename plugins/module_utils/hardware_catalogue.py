@@ -311,6 +311,33 @@ def chip_names_of(family):
     return chip_family_row(family)['npu_smi_names']
 
 
+def super_pod_chip_names():
+    """The npu-smi chip names of the families whose servers can be SuperPoD members (A3), whose
+    ``npu-smi info -t spod-info`` says the SuperPoD and server index."""
+    return tuple(name for row in CHIP_FAMILIES if row['super_pod_accelerator_types'] for name in row['npu_smi_names'])
+
+
+def super_pod_accelerator_type(family, devices):
+    """The ``accelerator-type`` of a SuperPoD member of ``family`` with ``devices`` NPU devices (dies):
+    its server type with ``-super-pod`` (``module-a3-16`` -> ``module-a3-16-super-pod``) when the
+    family documents that value, else None."""
+    row = chip_family_row(family)
+    server_type = row['accelerator_types'].get(devices)
+    wanted = '%s-super-pod' % server_type if server_type else None
+    return wanted if wanted in row['super_pod_accelerator_types'] else None
+
+
+def whole_npu_request(family):
+    """The smallest request of a family's resource above one device that holds whole NPUs (2 on A3: a
+    die pair), from its dies per NPU and request sizes; 1 where an NPU is one device."""
+    row = chip_family_row(family)
+    dies = row['dies_per_npu']
+    if dies <= 1:
+        return 1
+    sizes = row['request_sizes'] or range(dies, dies * 64 + 1, dies)
+    return min(size for size in sizes if size > 1 and size % dies == 0)
+
+
 def families_with_accelerator_type():
     """Chip families whose ``accelerator-type`` is scheduled by form factor (and must be set or derived)."""
     return tuple(row['family'] for row in CHIP_FAMILIES if row['form_factor_scheduled'])

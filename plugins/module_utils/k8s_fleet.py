@@ -394,7 +394,7 @@ def pod_report(spec, pod, log=None, log_error=None):
         elif log is None:
             verdict_passed, problems = False, ['its log could not be read: %s' % (log_error or 'no log')]
         else:
-            verdict = judge_output(log, int(spec.get('npu_count') or 1))
+            verdict = judge_output(log, int(spec.get('npu_count') or 1), int(spec.get('dies_per_npu') or 1))
             verdict_passed, problems = verdict['passed'], verdict['problems']
     passed = phase in (spec.get('success_phases') or ['Succeeded']) and (not judge or verdict_passed)
     metadata = (spec.get('pod') or {}).get('metadata') or {}
@@ -438,7 +438,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
     """Run the validation pod of every spec at once, judge each, lift the taint of those that passed.
 
     ``specs``: ``host``, ``name`` (the Node), ``pod`` (its definition), ``resource``, ``npu_count``,
-    ``judge_output``, ``success_phases``, ``timeout_seconds``, ``keep_pod``, ``validated_label``,
+    ``dies_per_npu``, ``judge_output``, ``success_phases``, ``timeout_seconds``, ``keep_pod``, ``validated_label``,
     ``validated_value``, ``taint``. ``secrets``: image pull Secrets to create or update first (their
     definitions). Removes pods left by an earlier run, creates them all, reads them every ``poll`` s
     until each has an answer (see pod_done) or its timeout, reads the output of those that ran, removes

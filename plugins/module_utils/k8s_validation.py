@@ -6,7 +6,9 @@
 The pod runs ``ls -l /dev/davinci* && npu-smi info`` in a container that asked for N NPUs. It
 passed when the container saw exactly N ``/dev/davinciN`` (the ones the device plugin allocated,
 which the Ascend Docker Runtime mounts), the management device ``/dev/davinci_manager``, and
-``npu-smi info`` answered with a chip table in which every chip is healthy. The pod's phase alone
+``npu-smi info`` answered with a chip table in which every chip is healthy. On a chip whose NPU is
+several devices (an Atlas A3: two dies), a request of whole NPUs must also get whole NPUs: every NPU
+``npu-smi info`` lists in the container with all of its dies. The pod's phase alone
 proves none of this: a container that saw every NPU of the node, or none, still ends Succeeded
 when its command does. Pure, no Ansible imports: the filter npu.ascend.npu_validation_verdict and the
 module npu.ascend.k8s_fleet_validate (which judges every node's pod in one step) use it.
@@ -25,8 +27,11 @@ _DEVICE = re.compile(r'(?:^|\s)/dev/davinci([0-9]+)$')
 _MANAGER = re.compile(r'(?:^|\s)/dev/davinci_manager$')
 
 
-def judge_output(text, npu_count):
+def judge_output(text, npu_count, dies_per_npu=1):
     """``{passed, problems, devices, chips}`` for the pod's output ``text`` and its ``npu_count``.
+
+    ``dies_per_npu`` (the hardware catalogue's, 2 on A3): when above 1 and ``npu_count`` a multiple of
+    it, the chips listed must be whole NPUs (each NPU id with ``dies_per_npu`` distinct chip ids).
 
     ``devices`` lists the logical ids of the ``/dev/davinciN`` the container saw; ``chips`` the
     chips ``npu-smi info`` listed (``npu_id``, ``chip_id``, ``health``); ``problems`` says what
@@ -34,6 +39,8 @@ def judge_output(text, npu_count):
     """
     if not isinstance(npu_count, int) or isinstance(npu_count, bool) or npu_count < 1:
         raise ValueError('npu_count must be a positive integer, got %r' % (npu_count,))
+    if not isinstance(dies_per_npu, int) or isinstance(dies_per_npu, bool) or dies_per_npu < 1:
+        raise ValueError('dies_per_npu must be a positive integer, got %r' % (dies_per_npu,))
     lines = [line.rstrip() for line in (text or '').splitlines()]
     devices = sorted(set(int(match.group(1)) for match in (_DEVICE.search(line) for line in lines) if match))
     problems = []
@@ -59,4 +66,19 @@ def judge_output(text, npu_count):
                 for chip in chips if not chip['healthy']]
         if sick:
             problems.append('npu-smi info in the container lists unhealthy chips (%s)' % '; '.join(sick))
+        if chips and dies_per_npu > 1 and npu_count % dies_per_npu == 0:
+            problems.extend(_split_npus(chips, dies_per_npu))
     return {'passed': not problems, 'problems': problems, 'devices': devices, 'chips': chips}
+
+
+def _split_npus(chips, dies_per_npu):
+    """The problem of a container that got part of an NPU: the NPUs whose dies it did not all get."""
+    dies = {}
+    for chip in chips:
+        dies.setdefault(chip['npu_id'], set()).add(chip['chip_id'])
+    split = ['NPU %s (chip %s)' % (npu, ', '.join(str(die) for die in sorted(found, key=str)))
+             for npu, found in sorted(dies.items(), key=lambda item: str(item[0])) if len(found) != dies_per_npu]
+    if not split:
+        return []
+    return ['the container got part of an NPU: %s of %d dies each; a request of whole NPUs must get every die of '
+            'each NPU together' % ('; '.join(split), dies_per_npu)]

@@ -60,14 +60,23 @@ _INFERENCE_BOARD_IDS = dict((family, frozenset(ids)) for family, ids
 CARD_PRODUCTS = frozenset(row['name'] for row in hardware_catalogue.PRODUCTS if row['card'])
 
 WORKER_SELECTOR = 'dls-worker-node'
+# Chip families whose servers can be SuperPoD members (the hardware catalogue's A3).
+_SUPER_POD_FAMILIES = frozenset(family for family, types
+                                in hardware_catalogue.family_values('super_pod_accelerator_types').items() if types)
+# The SuperPoD id label MindCluster's device plugin writes on an Atlas A3 node that is a SuperPoD member
+# and Volcano's topology-aware scheduling reads (docs/huawei-sources.md, "Atlas A3 in Kubernetes"). The
+# server index has no label of Huawei's on A3 (an annotation, serverIndex): it is ours, under the domain.
+SUPER_POD_ID_LABEL = 'huawei.com/topotree.superpodid'
 
 # Where node_labels takes each label from (its name, without the domain of our own), for a message
 # naming a label Kubernetes would refuse: the probe's fact or the role variable.
 LABEL_SOURCES = {
     'accelerator': 'ansible_facts.ascend.chip_family',
     'host-arch': 'ansible_facts.ascend.arch',
-    'accelerator-type': 'k8s_node_accelerator_type, else ansible_facts.ascend (chip_family, npu_count, product) '
-                        'and the npu-smi board id',
+    'accelerator-type': 'k8s_node_accelerator_type, else ansible_facts.ascend (chip_family, npu_count, product), '
+                        'the npu-smi board id and SuperPoD membership (npu-smi info -t spod-info)',
+    SUPER_POD_ID_LABEL: 'ansible_facts.ascend.npu_smi.super_pod.super_pod_id (npu-smi info -t spod-info)',
+    'super-pod-server-index': 'ansible_facts.ascend.npu_smi.super_pod.server_index (npu-smi info -t spod-info)',
     'server-usage': 'the npu-smi board id (ansible_facts.ascend.npu_smi.boards)',
     'workerselector': 'k8s_node_worker_selector',
     'nodeDEnable': 'k8s_node_noded',
@@ -273,14 +282,26 @@ def _version(installed, component):
     return label_value(entry.get('version'))
 
 
+def super_pod_member(super_pod):
+    """``(super pod id, server index)`` of npu_smi_info's ``super_pod`` reading, or None when the node is no member."""
+    if not isinstance(super_pod, dict):
+        return None
+    pod, index = super_pod.get('super_pod_id'), super_pod.get('server_index')
+    if not all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in (pod, index)):
+        return None
+    return pod, index
+
+
 def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerator_type_override='',
-                worker_selector=True, noded=False, runtime_handler='ascend'):
+                worker_selector=True, noded=False, runtime_handler='ascend', super_pod=None):
     """The labels an NPU node should carry, from its facts.
 
     ``facts`` is ``ansible_facts.ascend`` (npu.ascend.ascend_facts): ``chip_family``,
     ``npu_count``, ``product``, ``arch``, ``installed``. ``boards`` and ``chips`` are the
     ``boards`` and ``chips`` of npu.ascend.npu_smi_info (optional: without them the chip name
-    and the board id are unknown). Returns ``(labels, notes)``: ``labels`` maps every key this
+    and the board id are unknown). ``super_pod`` is npu_smi_info's SuperPoD reading of an A3 node
+    (``super_pod_id``, ``server_index``): a member is ``module-a3-16-super-pod`` and carries its SuperPoD
+    id and server index; an A3 without it is a server (``module-a3-16``) and carries neither. Returns ``(labels, notes)``: ``labels`` maps every key this
     function manages to its value, or to None when the node must not carry it; ``notes`` says
     why a label could not be computed.
     """
@@ -313,10 +334,13 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
     if labels['host-arch'] is None:
         notes.append('architecture %r has no host-arch label' % (arch,))
 
+    member = super_pod_member(super_pod)
+    can_be_member = chip_family in _SUPER_POD_FAMILIES
     if accelerator_type_override:
         labels['accelerator-type'] = label_value(accelerator_type_override)
     else:
-        labels['accelerator-type'] = accelerator_type(chip_family, npu_count, board_id, facts.get('product'))
+        labels['accelerator-type'] = ((hardware_catalogue.super_pod_accelerator_type(chip_family, npu_count) if member else None)
+                                      or accelerator_type(chip_family, npu_count, board_id, facts.get('product')))
         if labels['accelerator-type'] is None and chip_family in hardware_catalogue.families_with_accelerator_type():
             notes.append('accelerator-type cannot be derived for a %s node with %d NPUs (board id %s, '
                          'product %s): set it explicitly'
@@ -336,6 +360,10 @@ def node_labels(facts, boards=None, chips=None, domain=DEFAULT_DOMAIN, accelerat
         # The RuntimeClass selects on this: only nodes whose engines know the handler.
         'runtime-handler': label_value(runtime_handler) if installed.get('docker_runtime') and runtime_handler else None,
     }
+    if can_be_member:
+        # Only where a SuperPoD is possible: elsewhere the keys are not ours to remove.
+        labels[SUPER_POD_ID_LABEL] = str(member[0]) if member else None
+        own['super-pod-server-index'] = str(member[1]) if member else None
     own['fabric'], fabric_note = fabric_label(facts.get('fabric'), chips)
     if fabric_note:
         notes.append(fabric_note)

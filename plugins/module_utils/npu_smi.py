@@ -325,6 +325,34 @@ def parse_key_values(text):
     return dict(parse_key_value_records(text))
 
 
+# `npu-smi info -t spod-info` on a product without SuperPoD data (Huawei's npu-smi references for the
+# Atlas 200I A2 and Atlas 350); docs/huawei-sources.md, "Atlas A3".
+SPOD_UNSUPPORTED = re.compile(r'does not support querying spod[-_]info', re.IGNORECASE)
+_SPOD_KEYS = (('SDID', 'sdid'), ('Super Pod Size', 'super_pod_size'), ('Super Pod ID', 'super_pod_id'),
+              ('Server Index', 'server_index'))
+
+
+def parse_spod_info(text):
+    """``npu-smi info -t spod-info -i N -c C`` -> ``{sdid, super_pod_size, super_pod_id, server_index}``
+    (integers), or None when npu-smi says the device has no SuperPoD data.
+
+    The four tab-indented ``Key : Value`` lines of a real A3 log (docs/huawei-sources.md). ValueError
+    for output with neither the four keys nor the refusal, or a value that is not a whole number."""
+    _raise_on_error(text)
+    if SPOD_UNSUPPORTED.search(text):
+        return None
+    values = parse_key_values(text)
+    missing = [pair[0] for pair in _SPOD_KEYS if pair[0] not in values]
+    if missing:
+        raise ValueError('spod-info lacks %s' % ', '.join(missing))
+    result = {}
+    for key, name in _SPOD_KEYS:
+        if not re.match(r'^[0-9]+$', values[key]):
+            raise ValueError('spod-info %s is %r, not a whole number' % (key, values[key]))
+        result[name] = int(values[key])
+    return result
+
+
 def parse_info_list(text):
     """``npu-smi info -l`` -> ``{total_count, npus: [{npu_id, chip_count}]}``."""
     total_count = None

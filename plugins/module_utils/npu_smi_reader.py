@@ -16,6 +16,7 @@ import re
 import socket
 import time
 
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
 from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
@@ -121,7 +122,8 @@ class NpuSmiReader(timed_command.ToolRunner):
 
         ``board``: True reads the board of every NPU; ``'first'`` reads them NPU after NPU and stops
         at the first whose Board ID is a number (the one a node's labels take, npu_labels.node_labels:
-        one call instead of one per NPU).
+        one call instead of one per NPU). Either also reads the SuperPoD membership of a node whose
+        chips can have one (``super_pod``, read_super_pod).
         """
         info = self._parse(npu_smi.parse_info, self.run('info'), 'info')
         for key in ('tool_version', 'driver_version'):
@@ -143,11 +145,30 @@ class NpuSmiReader(timed_command.ToolRunner):
                 result['boards'].append(values)
                 if board == 'first' and npu_smi.parse_board_id(values.get('board_id')) is not None:
                     break
+        if board:
+            result['super_pod'] = self.read_super_pod(info['chips'])
         if list_npus:
             result['list'] = self._parse(npu_smi.parse_info_list, self.run('info', '-l'), 'info -l')
         if vnpus:
             result['vnpus'] = self.read_vnpus(info['chips'])
         return result
+
+    def read_super_pod(self, chips):
+        """The SuperPoD membership of a node whose chips can be members (A3), from ``npu-smi info -t
+        spod-info`` of its first die (every die of a server names the same SuperPoD and server index):
+        ``{super_pod_id, server_index, super_pod_size, sdid}``, or None (other chips, or not a member).
+
+        One call per node. A refusal, or an npu-smi that fails for this query only, is no membership
+        known: the node is labelled as a server, never refused for it."""
+        names = set(hardware_catalogue.super_pod_chip_names())
+        first = next((chip for chip in chips if chip.get('name') in names and chip.get('npu_id') is not None), None)
+        if first is None:
+            return None
+        try:
+            text = self.run('info', '-t', 'spod-info', '-i', str(first['npu_id']), '-c', str(first.get('chip_id') or 0))
+        except NpuSmiFailure:
+            return None
+        return self._parse(npu_smi.parse_spod_info, text, 'info -t spod-info')
 
     def read_vnpus(self, chips):
         """The static vNPUs of every chip that can be split (npu_vnpu.chip_family: 310P, 910B, legacy

@@ -283,6 +283,9 @@ ansible_facts:
             - With O(npu_smi=info) or O(npu_smi=board), what C(npu-smi) reported (C(binary), C(tool_version),
               C(driver_version), C(chips), C(processes), and C(boards) with O(npu_smi=board) or O(npu_smi=first_board)), or null when npu-smi is
               not installed or could not be read.
+            - With O(npu_smi=board) or O(npu_smi=first_board), also C(super_pod), the SuperPoD membership of a node whose
+              chips can be members (Atlas A3) from C(npu-smi info -t spod-info) of its first die (C(super_pod_id),
+              C(server_index), C(super_pod_size), C(sdid)), or null (other chips, or not a member).
             - With O(vnpus), C(vnpus) lists every chip that can be split (C(npu_id), C(chip_id), C(name)), its vNPUs
               (C(vnpu_id), C(vgroup_id), C(container_id), C(status), C(template), C(in_use), and C(resource), the device
               plugin's resource name or null for a template it does not publish), C(resources), the count of each resource,

@@ -56,6 +56,12 @@ options:
         description: How many NPUs the pod requests.
         type: int
         default: 1
+      dies_per_npu:
+        description:
+          - Devices (dies) per NPU of the node's chip (2 on Atlas A3). Above 1, with O(nodes[].judge_output) and
+            O(nodes[].npu_count) a multiple of it, the container must have got whole NPUs (every die of each).
+        type: int
+        default: 1
       judge_output:
         description: Judge the pod by its container's output too.
         type: bool
@@ -197,6 +203,7 @@ NODE_OPTIONS = dict(
     pod=dict(type='dict', required=True),
     resource=dict(type='str', required=True),
     npu_count=dict(type='int', default=1),
+    dies_per_npu=dict(type='int', default=1),
     judge_output=dict(type='bool', default=False),
     success_phases=dict(type='list', elements='str', default=['Succeeded']),
     timeout_seconds=dict(type='int', default=180),

@@ -30,6 +30,8 @@ options:
   board:
     description:
       - Also run C(npu-smi info -t board -i N) for every NPU and return the results in RV(npu_smi.boards).
+      - On a node whose chips can be SuperPoD members (Atlas A3), also run C(npu-smi info -t spod-info) on its first
+        die and return the result in RV(npu_smi.super_pod).
     type: bool
     default: false
   list:
@@ -121,6 +123,14 @@ npu_smi:
       type: list
       elements: dict
       returned: when O(board=true)
+    super_pod:
+      description:
+        - With O(board=true), the SuperPoD membership of an Atlas A3 node from C(npu-smi info -t spod-info) of its
+          first die (C(super_pod_id), C(server_index), C(super_pod_size), C(sdid)), or null for other chips and for a
+          node that is no member (npu-smi refuses the query).
+      type: dict
+      returned: when O(board=true)
+      sample: {super_pod_id: 0, server_index: 1, super_pod_size: 384, sdid: 4194304}
     list:
       description: With O(list=true), C(npu-smi info -l) as C(total_count) and C(npus) (npu_id, chip_count).
       type: dict

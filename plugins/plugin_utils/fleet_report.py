@@ -31,7 +31,9 @@ from ansible_collections.npu.ascend.plugins.plugin_utils.preflight_summary impor
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, label_value
+from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+    SUPER_POD_ID_LABEL, label_keys, label_value, super_pod_member)
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 
 FORMAT = 'npu.ascend/fleet-report'
@@ -115,6 +117,29 @@ def _chips(npu_smi):
                           ('npu_id', 'chip_id', 'name', 'health', 'bus_id', 'temp_c', 'power_w',
                            'aicore_pct', 'hbm_used_mb', 'hbm_total_mb')))
     return chips
+
+
+def _topology(chips, npu_smi, kubernetes, domain):
+    """NPUs, dies per NPU and SuperPoD place of a node: ``{npus, dies_per_npu, super_pod}``.
+
+    The NPUs are the npu-smi NPU ids, so an Atlas A3's 16 chips read as 8 NPUs of 2 dies (not 16
+    NPUs); ``super_pod`` (``{id, server_index}``) from npu-smi's spod-info when the probe read it, else
+    from the Node's labels (``huawei.com/topotree.superpodid`` and ``<domain>/super-pod-server-index``)."""
+    dies = {}
+    for chip in chips:
+        if chip.get('npu_id') is not None:
+            dies.setdefault(chip['npu_id'], set()).add(chip.get('chip_id'))
+    member = super_pod_member((npu_smi or {}).get('super_pod'))
+    labels = (kubernetes or {}).get('labels') or {}
+    if member is None and labels.get(SUPER_POD_ID_LABEL) is not None:
+        index = labels.get('%s/super-pod-server-index' % label_keys(domain)['domain'])
+        member = (labels[SUPER_POD_ID_LABEL], index)
+    return {
+        'npus': len(dies) or None,
+        'dies_per_npu': max(len(found) for found in dies.values()) if dies else None,
+        'super_pod': {'id': _text(member[0]), 'server_index': _text(member[1]) if member[1] is not None else None}
+        if member else None,
+    }
 
 
 def _chip_name(chip):
@@ -342,6 +367,8 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
         errors.append('ascend_facts failed: %s' % gathered['facts_error'])
     installed = (facts or {}).get('installed') or {}
     chips = _chips(npu_smi)
+    kubernetes = _kubernetes(k8s, facts, domain)
+    topology = _topology(chips, npu_smi, kubernetes, domain)
     entry = {
         'host': host,
         'reachable': not gathered.get('unreachable'),
@@ -354,6 +381,9 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
             'product': (facts or {}).get('product'),
             'arch': (facts or {}).get('arch'),
             'npu_count': (facts or {}).get('npu_count'),
+            'npus': topology['npus'],
+            'dies_per_npu': topology['dies_per_npu'],
+            'super_pod': topology['super_pod'],
         },
         'chips': chips,
         'health': _health(chips, gathered.get('npu_smi_error') if facts is not None else None),
@@ -363,7 +393,7 @@ def node_entry(host, gathered=None, k8s=None, wanted=None, published=None, outco
         'reboot_pending': bool((facts or {}).get('reboot_pending')),
         'reboot_reasons': list((facts or {}).get('reboot_reasons') or []),
         'kernel_problem': kernel_judgement.kernel_problem(facts),
-        'kubernetes': _kubernetes(k8s, facts, domain),
+        'kubernetes': kubernetes,
         'preflight': published.get('preflight_report'),
         'k8s_node_result': published.get('k8s_node_result'),
         'doctor_findings': list(published.get('doctor_findings') or []),
@@ -702,8 +732,20 @@ def _check_status(entry, name):
     return None
 
 
+def _multi_die(chip_family):
+    """Whether the catalogue's chip family is NPUs of several dies (A3), not one chip per NPU or per card."""
+    try:
+        return hardware_catalogue.chip_family_row(chip_family)['dies_per_npu'] > 1
+    except ValueError:
+        return False
+
+
 def _hardware_text(hardware):
-    return ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-'
+    text = ' '.join(_text(part) for part in (hardware.get('product'), hardware.get('chip_family')) if part) or '-'
+    super_pod = hardware.get('super_pod')
+    if super_pod:
+        text += ', SuperPoD %s server %s' % (super_pod.get('id'), _or_none(super_pod.get('server_index'), '?'))
+    return text
 
 
 # The installed stack a group of nodes shares, and the versions the HTML page filters on.
@@ -722,6 +764,11 @@ def _chips_text(entry):
     if health['npu_smi_error']:
         return 'unknown: npu-smi failed'
     if health['chips']:
+        hardware = entry.get('hardware') or {}
+        if (hardware.get('dies_per_npu') or 1) > 1 and _multi_die(hardware.get('chip_family')):
+            # An A3's 16 chips are 8 NPUs of 2 dies each, not 16 NPUs.
+            return '%s/%s dies OK (%s NPUs x %s dies)' % (health['healthy'], health['chips'], hardware['npus'],
+                                                          hardware['dies_per_npu'])
         return '%s/%s OK' % (health['healthy'], health['chips'])
     if entry['npu_smi_available']:
         return 'none listed by npu-smi'

@@ -6,6 +6,10 @@
 // the kubelet, lists one device per chip (ID "<Ascend910>-<logic id>") with its health from
 // `npu-smi info -t health`, and answers Allocate with ASCEND_VISIBLE_DEVICES=<logic ids> for the
 // Ascend Docker Runtime (-useAscendDocker=true) or with the device nodes themselves (false).
+// On an Atlas A3 (two dies under one NPU id, each its own chip and device) it prefers whole NPUs
+// when the kubelet asks which devices to give (GetPreferredAllocation): MindCluster's plugin hands
+// both dies of a module to a container together (DCMI policy MultiDieUnion) unless
+// -useSingleDieMode is set, and Huawei documents even A3 requests as whole die pairs.
 // It takes Huawei's command line (-useAscendDocker, -logFile, -logLevel, -presetVirtualDevice), so
 // the DaemonSet the npu.ascend.device_plugin role renders runs it unchanged.
 //
@@ -59,7 +63,8 @@ var version = "dev"
 
 // ResourceForChip is the extended resource Huawei's plugin publishes for a chip name.
 func ResourceForChip(name string) (string, error) {
-	chip := strings.ToUpper(strings.TrimSpace(name))
+	// An A3's npu-smi names its dies "Ascend910" (A2: "910B4"): the same resource.
+	chip := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "ASCEND")
 	switch {
 	case strings.HasPrefix(chip, "910"):
 		return "huawei.com/Ascend910", nil
@@ -198,9 +203,105 @@ type Plugin struct {
 	Socket          string
 	UseAscendDocker bool
 
+	// NPUOf maps a device id to its NPU id where whole NPUs are preferred (A3 dies), else nil.
+	NPUOf map[string]int
+
 	mu      sync.Mutex
 	devices []*pluginapi.Device
 	changed chan struct{}
+}
+
+// MultiDieNPUs maps each device id of the whole-chip resource to its NPU id when the chips are
+// dies of multi-die NPUs (an Atlas A3: Ascend910 with two chips under one NPU id), else nil.
+func MultiDieNPUs(resource string, chips []Chip) map[string]int {
+	perNPU := map[int]int{}
+	for _, chip := range chips {
+		perNPU[chip.NPU]++
+	}
+	multiDie := false
+	for _, count := range perNPU {
+		multiDie = multiDie || count > 1
+	}
+	if !multiDie || !strings.HasSuffix(resource, "/Ascend910") {
+		return nil
+	}
+	prefix := resource[strings.LastIndex(resource, "/")+1:] + "-"
+	npuOf := map[string]int{}
+	for _, chip := range chips {
+		npuOf[prefix+strconv.Itoa(chip.LogicID)] = chip.NPU
+	}
+	return npuOf
+}
+
+// PreferredDevices picks size devices from available, those of mustInclude first, then whole NPUs
+// (every die of the NPU available) in NPU order, then single dies; nil when available is short.
+func PreferredDevices(available, mustInclude []string, size int, npuOf map[string]int) []string {
+	if size > len(available) {
+		return nil
+	}
+	chosen := []string{}
+	taken := map[string]bool{}
+	take := func(id string) {
+		if !taken[id] && len(chosen) < size {
+			taken[id] = true
+			chosen = append(chosen, id)
+		}
+	}
+	byNPU := map[int][]string{}
+	dies := map[int]int{}
+	for _, npu := range npuOf {
+		dies[npu]++
+	}
+	for _, id := range available {
+		if npu, known := npuOf[id]; known {
+			byNPU[npu] = append(byNPU[npu], id)
+		}
+	}
+	// A die that must go takes its sibling with it when the sibling is free.
+	for _, id := range mustInclude {
+		take(id)
+		if npu, known := npuOf[id]; known {
+			for _, sibling := range byNPU[npu] {
+				take(sibling)
+			}
+		}
+	}
+	npus := make([]int, 0, len(byNPU))
+	for npu := range byNPU {
+		npus = append(npus, npu)
+	}
+	sort.Ints(npus)
+	for _, npu := range npus {
+		if len(byNPU[npu]) == dies[npu] && size-len(chosen) >= dies[npu] {
+			sort.Strings(byNPU[npu])
+			for _, id := range byNPU[npu] {
+				take(id)
+			}
+		}
+	}
+	rest := append([]string(nil), available...)
+	sort.Strings(rest)
+	for _, id := range rest {
+		take(id)
+	}
+	return chosen
+}
+
+// GetPreferredAllocation answers the kubelet's question which devices to give a container.
+func (plugin *Plugin) GetPreferredAllocation(_ context.Context, request *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+	response := &pluginapi.PreferredAllocationResponse{}
+	for _, container := range request.ContainerRequests {
+		chosen := PreferredDevices(container.AvailableDeviceIDs, container.MustIncludeDeviceIDs,
+			int(container.AllocationSize), plugin.NPUOf)
+		log.Printf("GetPreferredAllocation of %d: %v", container.AllocationSize, chosen)
+		response.ContainerResponses = append(response.ContainerResponses,
+			&pluginapi.ContainerPreferredAllocationResponse{DeviceIDs: chosen})
+	}
+	return response, nil
+}
+
+func (plugin *Plugin) options() *pluginapi.DevicePluginOptions {
+	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: plugin.NPUOf != nil}
 }
 
 func devicesOf(resource string, chips []Chip) []*pluginapi.Device {
@@ -236,7 +337,7 @@ func (plugin *Plugin) snapshot() ([]*pluginapi.Device, chan struct{}) {
 }
 
 func (plugin *Plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
-	return &pluginapi.DevicePluginOptions{}, nil
+	return plugin.options(), nil
 }
 
 func (plugin *Plugin) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
@@ -309,7 +410,7 @@ func (plugin *Plugin) serve(directory string) (*grpc.Server, error) {
 	defer cancel()
 	_, err = pluginapi.NewRegistrationClient(connection).Register(ctx, &pluginapi.RegisterRequest{
 		Version: pluginapi.Version, Endpoint: plugin.Socket, ResourceName: plugin.Resource,
-		Options: &pluginapi.DevicePluginOptions{},
+		Options: plugin.options(),
 	})
 	if err != nil {
 		server.Stop()
@@ -319,9 +420,13 @@ func (plugin *Plugin) serve(directory string) (*grpc.Server, error) {
 	return server, nil
 }
 
+// sameFile says whether path is still the socket the plugin registered with. The inode alone does
+// not tell: a restarted kubelet removes its socket and makes a new one, which the filesystem may give
+// the freed inode number (seen in a sandbox node: the plugin never registered again), so the change
+// time counts too.
 func sameFile(path string, info os.FileInfo) bool {
 	current, err := os.Stat(path)
-	return err == nil && os.SameFile(current, info)
+	return err == nil && os.SameFile(current, info) && current.ModTime().Equal(info.ModTime())
 }
 
 func main() {
@@ -368,6 +473,9 @@ func main() {
 				for _, resource := range ResourcesOf(wholeResource, chips, vnpus) {
 					plugin := &Plugin{Resource: resource, UseAscendDocker: *useAscendDocker, changed: make(chan struct{}),
 						Socket: "Ascend-" + resource[strings.LastIndex(resource, "/")+1:] + ".sock"}
+					if resource == wholeResource {
+						plugin.NPUOf = MultiDieNPUs(resource, chips)
+					}
 					plugin.SetDevices(DevicesFor(resource, wholeResource, chips, vnpus))
 					plugins = append(plugins, plugin)
 				}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"reflect"
 	"testing"
+	"time"
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
@@ -38,6 +41,78 @@ func TestParseChipMap(t *testing.T) {
 	}
 }
 
+// A3 (MindCluster's fault-diag docstring layout): a Chip Phy-ID column, dies 0 and 1, the MCU as chip 2.
+const infoMA3 = `        NPU ID                         Chip ID                        Chip Logic ID                  Chip Phy-ID                    Chip Name
+        0                              0                              0                              0                              Ascend910
+        0                              1                              1                              1                              Ascend910
+        0                              2                              -                              -                              Mcu
+        1                              0                              2                              2                              Ascend910
+        1                              1                              3                              3                              Ascend910
+        1                              2                              -                              -                              Mcu
+`
+
+func TestA3DiesArePublishedAsAscend910AndPreferredInPairs(t *testing.T) {
+	chips, err := ParseChipMap(infoMA3)
+	if err != nil || len(chips) != 4 || chips[3] != (Chip{NPU: 1, Chip: 1, LogicID: 3, Name: "Ascend910"}) {
+		t.Fatalf("A3: %+v %v", chips, err)
+	}
+	resource, err := ResourceForChip(chips[0].Name)
+	if err != nil || resource != "huawei.com/Ascend910" {
+		t.Fatalf("A3 resource: %q %v", resource, err)
+	}
+	npuOf := MultiDieNPUs(resource, chips)
+	if len(npuOf) != 4 || npuOf["Ascend910-2"] != 1 {
+		t.Fatalf("A3 NPUs of the dies: %v", npuOf)
+	}
+	// NPU 0's die 0 is taken: a pair must come from NPU 1, not the free die of NPU 0.
+	if got := PreferredDevices([]string{"Ascend910-1", "Ascend910-2", "Ascend910-3"}, nil, 2, npuOf); !reflect.DeepEqual(got, []string{"Ascend910-2", "Ascend910-3"}) {
+		t.Errorf("pair: %v", got)
+	}
+	// One die: whole NPUs are kept for pairs while a lone die is free.
+	if got := PreferredDevices([]string{"Ascend910-1", "Ascend910-2", "Ascend910-3"}, nil, 1, npuOf); !reflect.DeepEqual(got, []string{"Ascend910-1"}) {
+		t.Errorf("single die: %v", got)
+	}
+	if got := PreferredDevices([]string{"Ascend910-0", "Ascend910-1", "Ascend910-2", "Ascend910-3"}, []string{"Ascend910-3"}, 2, npuOf); !reflect.DeepEqual(got, []string{"Ascend910-3", "Ascend910-2"}) {
+		t.Errorf("must include: %v", got)
+	}
+	if got := PreferredDevices([]string{"Ascend910-0"}, nil, 2, npuOf); got != nil {
+		t.Errorf("short: %v", got)
+	}
+	// An A2 (one chip per NPU) and a 310P Duo (two chips of Ascend310P) prefer nothing.
+	if MultiDieNPUs("huawei.com/Ascend910", []Chip{{NPU: 0, LogicID: 0}, {NPU: 1, LogicID: 1}}) != nil {
+		t.Error("A2 chips were taken for dies")
+	}
+	if MultiDieNPUs("huawei.com/Ascend310P", []Chip{{NPU: 1, Chip: 0, LogicID: 0}, {NPU: 1, Chip: 1, LogicID: 1}}) != nil {
+		t.Error("a Duo card was taken for an A3 module")
+	}
+	plugin := &Plugin{Resource: resource, NPUOf: npuOf, changed: make(chan struct{})}
+	if options, _ := plugin.GetDevicePluginOptions(context.Background(), &pluginapi.Empty{}); !options.GetPreferredAllocationAvailable {
+		t.Error("the A3 plugin does not offer preferred allocations")
+	}
+}
+
+func TestARecreatedSocketIsNotTheSameFile(t *testing.T) {
+	path := t.TempDir() + "/kubelet.sock"
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.Stat(path)
+	if !sameFile(path, first) {
+		t.Fatal("the socket is not the same file as itself")
+	}
+	// Same inode (the file is kept), new times: as a socket re-created on a freed inode number.
+	later := first.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if sameFile(path, first) {
+		t.Error("a socket made again on the same inode was taken for the old one")
+	}
+	if err := os.Remove(path); err != nil || sameFile(path, first) {
+		t.Errorf("a removed socket was taken for the old one (%v)", err)
+	}
+}
+
 func TestParseHealth(t *testing.T) {
 	status, err := ParseHealth("Health Status                  : Warning\nError Code  : 80E18005\n")
 	if err != nil || status != "Warning" {
@@ -50,7 +125,7 @@ func TestParseHealth(t *testing.T) {
 
 func TestResourceForChip(t *testing.T) {
 	for chip, want := range map[string]string{"910B4": "huawei.com/Ascend910", "910": "huawei.com/Ascend910",
-		"310P3": "huawei.com/Ascend310P", "310": "huawei.com/Ascend310"} {
+		"310P3": "huawei.com/Ascend310P", "310": "huawei.com/Ascend310", "Ascend910": "huawei.com/Ascend910"} {
 		if got, err := ResourceForChip(chip); err != nil || got != want {
 			t.Errorf("%s: %s %v", chip, got, err)
 		}

@@ -39,8 +39,12 @@ promtool_dir="$CACHE_ROOT/promtool-$PROMETHEUS_MODULE_VERSION/bin"
 kubelet_dir="$CACHE_ROOT/kubelet-$KUBERNETES_VERSION/bin"
 cni_dir="$CACHE_ROOT/cni-plugins-$CNI_PLUGINS_VERSION/bin"
 pause_dir="$CACHE_ROOT/pause-$PAUSE_VERSION/bin"
-device_plugin_dir="$CACHE_ROOT/device-plugin-standin/bin"
 DEVICE_PLUGIN_SOURCE="$(cd "$(dirname "$0")/../../sandbox/device-plugin" && pwd)"
+# One directory per digest of the stand-in's sources: worktrees with different sources (CI, several
+# checkouts on one machine) each run their own build instead of replacing each other's binary.
+DEVICE_PLUGIN_DIGEST="$(cat "$DEVICE_PLUGIN_SOURCE"/go.mod "$DEVICE_PLUGIN_SOURCE"/go.sum "$DEVICE_PLUGIN_SOURCE"/*.go \
+    | sha256sum | cut -c1-16)"
+device_plugin_dir="$CACHE_ROOT/device-plugin-standin-$DEVICE_PLUGIN_DIGEST/bin"
 CNI_PLUGINS=(main/bridge main/loopback ipam/host-local)
 prometheus_dir="$CACHE_ROOT/prometheus-$PROMETHEUS_MODULE_VERSION/bin"
 node_exporter_dir="$CACHE_ROOT/node_exporter-$NODE_EXPORTER_VERSION/bin"
@@ -245,9 +249,7 @@ build_pause() {
 # sandbox/device-plugin, the stand-in for Huawei's device plugin. Rebuilt when its sources change
 # (their digest is stamped into the binary and printed by -version).
 build_device_plugin_standin() {
-    local digest
-    digest="$(cat "$DEVICE_PLUGIN_SOURCE"/go.mod "$DEVICE_PLUGIN_SOURCE"/go.sum "$DEVICE_PLUGIN_SOURCE"/*.go \
-        | sha256sum | cut -c1-16)"
+    local digest="$DEVICE_PLUGIN_DIGEST"
     if cached "device-plugin stand-in $digest" "$device_plugin_dir/device-plugin"; then
         echo "build.sh: device plugin stand-in $digest already cached in $device_plugin_dir"
         return 0
