@@ -255,12 +255,18 @@ def test_a_training_node_without_a_gate_gets_no_label_and_no_note(fabric):
     assert labels['npu.ascend/fabric'] is None and notes == []
 
 
-@pytest.mark.parametrize('chip_list', [chips(8, '910B4'), chips(2, '310P3'), chips(16, 'Ascend910'), [],
-                                       chips(1, '910B3') + chips(1, '910B4')])
-def test_inference_a3_and_unknown_chips_get_no_fabric_label_even_with_a_passed_marker(chip_list):
+@pytest.mark.parametrize('chip_list', [chips(8, '910B4'), chips(2, '310P3'), [],
+                                       chips(1, '910B3') + chips(1, '910B4'), chips(8, 'Ascend910') + chips(8, '910B3')])
+def test_inference_mixed_and_unknown_chips_get_no_fabric_label_even_with_a_passed_marker(chip_list):
     labels, notes = node_labels(dict(facts(), fabric=_fabric('passed')), chips=chip_list)
     assert labels['npu.ascend/fabric'] is None
     assert not [note for note in notes if 'fabric' in note]
+
+
+def test_an_a3_node_whose_gate_passed_is_labelled():
+    # The hccn role gates an A3's 16 dies (RoCE between SuperPoDs, HCCS inside one): a passed gate holds for it too.
+    labels, notes = node_labels(dict(facts('A3', 16, 'Atlas 800T A3'), fabric=_fabric('passed')), chips=chips(16, 'Ascend910'))
+    assert labels['npu.ascend/fabric'] == 'passed' and notes == []
 
 
 def test_the_first_generation_training_chips_are_labelled_too():
