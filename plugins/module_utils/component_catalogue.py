@@ -4,7 +4,7 @@
 """The one catalogue of Huawei's Ascend software components: one row per component.
 
 A component is named by ``id``, the spelling of its package file names, of ``ascend_runfile``'s
-``component`` option and of the package lists (``docker-runtime``). Its row says:
+``component`` option and of the package lists (``docker_runtime``). Its row says:
 
 - ``fact_key``: its key in ``ansible_facts.ascend.installed`` (``docker_runtime``: an identifier);
 - ``role``: the role that installs it (None: the collection reads its file names only);
@@ -45,7 +45,7 @@ COMPONENTS = (
      'version_file': None, 'version_line': None, 'reinstall': None},
     {'id': 'nnrt', 'fact_key': None, 'role': None, 'chip_in_name': False,
      'version_file': None, 'version_line': None, 'reinstall': None},
-    {'id': 'docker-runtime', 'fact_key': 'docker_runtime', 'role': 'container_runtime', 'chip_in_name': False,
+    {'id': 'docker_runtime', 'fact_key': 'docker_runtime', 'role': 'container_runtime', 'chip_in_name': False,
      'version_file': '<ip>/Ascend-Docker-Runtime/ascend_docker_runtime_install.info',
      'version_line': 'version=v<version>', 'reinstall': "the Ascend Docker Runtime package's --upgrade"},
     {'id': 'driver-hotpatch', 'fact_key': None, 'role': None, 'chip_in_name': True,

@@ -250,7 +250,7 @@ def _read_docker_runtime(install_path):
     if parsed is None:
         return None
     if isinstance(parsed, _Damaged):
-        return _damaged_entry('docker-runtime', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
+        return _damaged_entry('docker_runtime', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
 
 
@@ -298,7 +298,7 @@ def read_installed(component, install_path=DEFAULT_INSTALL_PATH, arch=None, reco
         return _read_opp_kernel(component, install_path)
     if component == 'nnal':
         return _read_nnal(install_path)
-    if component == 'docker-runtime':
+    if component == 'docker_runtime':
         return _read_docker_runtime(install_path)
     raise ValueError('no installed-version file is known for component %r (managed: %s)'
                      % (component, ', '.join(MANAGED_COMPONENTS)))

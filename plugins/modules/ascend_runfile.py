@@ -58,7 +58,7 @@ options:
     description:
       - The component; derived from the O(src) file name when omitted. When both are given they must agree.
     type: str
-    choices: [driver, firmware, toolkit, kernels, ops, nnal, docker-runtime]
+    choices: [driver, firmware, toolkit, kernels, ops, nnal, docker_runtime]
   checksum:
     description:
       - Expected SHA-256 of O(src) (hex, optionally prefixed C(sha256:)). Verified before anything else.
@@ -248,7 +248,7 @@ DEFAULT_TIMEOUTS = {
     'kernels': 1800,
     'ops': 1800,
     'nnal': 900,
-    'docker-runtime': 600,
+    'docker_runtime': 600,
 }
 
 

@@ -29,10 +29,10 @@ def test_a_managed_component_has_its_role_fact_key_and_version_file(row):
 
 
 def test_readers_use_the_catalogue():
-    assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker-runtime')
-    assert runfile.FACT_KEYS['docker-runtime'] == 'docker_runtime'
+    assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
+    assert runfile.FACT_KEYS['docker_runtime'] == 'docker_runtime'
     assert ascend_package.COMPONENTS == component_catalogue.component_ids()
-    assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker-runtime'}
+    assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker_runtime'}
 
 
 def test_unknown_component_is_refused():
@@ -60,4 +60,4 @@ def test_the_user_facing_spellings_are_the_rows():
     preflight = _yaml('roles/preflight/meta/argument_specs.yml')['argument_specs']['main']['options']
     stack_keys = set(next(option['options'] for option in preflight.values()
                           if set(('driver', 'firmware', 'nnal')) <= set(option.get('options') or {})))
-    assert component_catalogue.fact_keys()['docker-runtime'] in stack_keys
+    assert component_catalogue.fact_keys()['docker_runtime'] in stack_keys
