@@ -20,7 +20,7 @@ import os
 
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, component_catalogue, version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, FACT_KEYS, MANAGED_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
 
 INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')
@@ -306,7 +306,7 @@ def read_installed(component, install_path=DEFAULT_INSTALL_PATH, arch=None, reco
 
 def read_all_installed(install_path=DEFAULT_INSTALL_PATH, arch=None, record=None):
     """Return the ``installed`` fact: one entry (or None) per managed component."""
-    return dict((FACT_KEYS[component], read_installed(component, install_path, arch, record))
+    return dict((component, read_installed(component, install_path, arch, record))
                 for component in MANAGED_COMPONENTS)
 
 

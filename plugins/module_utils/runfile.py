@@ -23,10 +23,9 @@ from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import c
 
 DEFAULT_INSTALL_PATH = '/usr/local/Ascend'
 
-# Components ascend_runfile can manage (each has a version file in the contract table) and their keys
-# in the ``installed`` fact: the component catalogue's.
+# Components ascend_runfile can manage (each has a version file in the contract table): the component
+# catalogue's; each is its own key in the ``installed`` fact.
 MANAGED_COMPONENTS = component_catalogue.managed_components()
-FACT_KEYS = component_catalogue.fact_keys()
 HDK_COMPONENTS = ('driver', 'firmware')
 CANN_COMPONENTS = ('toolkit', 'kernels', 'ops', 'nnal')
 # Kernels and ops packages offer --install but no --upgrade (CANN installation guide; docs/huawei-sources.md).

@@ -478,7 +478,7 @@ def _decide(module, runner, component, src, src_exists, package_version, install
         installed = install_state.read_all_installed(install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('cannot tell which %s is installed: %s' % (component, error))
-    entry = installed[runfile.FACT_KEYS[component]]
+    entry = installed[component]
     if entry and entry.get('damaged'):
         # Installed, but at a version nobody can tell: neither a fresh install nor an uninstall is safe.
         runner.fail('refusing to %s %s: %s' % ('uninstall' if state == 'absent' else 'install or upgrade', component,
