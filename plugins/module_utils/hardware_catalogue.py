@@ -262,6 +262,17 @@ def roce_chips(subnet_rule):
                  for name in row['roce_chips'])
 
 
+def vnic_chip_families():
+    """npu-smi chip name -> family, for the families whose NPUs reach each other over a vNIC on HCCS
+    (``hccn_tool -vnic``) rather than a RoCE port the hccn role configures."""
+    return dict((name, row['family']) for row in CHIP_FAMILIES if row['vnic'] for name in row['npu_smi_names'])
+
+
+def vgroup_families():
+    """The vNPU families whose chips split their AI cores into vGroups."""
+    return tuple(family for family, row in VNPU_FAMILIES.items() if row['vgroups'])
+
+
 def chip_names_of(family):
     """The chip names npu-smi prints for a family."""
     return chip_family_row(family)['npu_smi_names']

@@ -20,8 +20,9 @@ A1_TRAINING_CHIPS = hccn_tool.A1_TRAINING_CHIPS
 # hccn_tool refuses addresses whose subnet meets these (the host-NPU virtual NIC and its neighbours).
 RESERVED_SUBNETS = ('192.168.1.0/24', '192.168.2.0/24')
 RESERVED_SUBNETS_SMP = ('192.168.3.0/24', '192.168.4.0/24', '192.168.5.0/24')
-# The names npu-smi gives A3 chips (the hardware catalogue's): Ascend910, 910C1 on some drivers.
-A3_CHIP_NAMES = hardware_catalogue.chip_names_of('A3')
+# npu-smi chip name -> family, for the chips whose NPUs talk across nodes over HCCS vNICs (the
+# hardware catalogue's ``vnic`` rows): the hccn role does not configure them.
+VNIC_CHIP_FAMILIES = hardware_catalogue.vnic_chip_families()
 # NPUs per board on the 910A SMP servers: NPU i and i+4 share a subnet, a board's four NPUs differ.
 SMP_BOARD_NPUS = 4
 
@@ -30,16 +31,16 @@ def roce_model(chips):
     """What the node's chips (npu_smi_info's ``chips``) say about its RoCE ports:
     {'roce': bool, 'subnet_rule': 'one_subnet'|'smp'|None, 'chip_name', 'reason'}."""
     names = sorted(set(str(chip.get('name')) for chip in chips or [] if chip.get('name')))
-    # npu-smi names A3 chips Ascend910 (docs/hccn.md); 310P chips carry a phy id too, so the name decides.
-    a3 = any(name in A3_CHIP_NAMES for name in names)
+    # The chip name decides (docs/hccn.md): every chip carries a phy id, whatever its fabric.
+    vnic_families = sorted(set(VNIC_CHIP_FAMILIES[name] for name in names if name in VNIC_CHIP_FAMILIES))
     name = names[0] if len(names) == 1 else ', '.join(names) or None
     if not names:
         return {'roce': False, 'subnet_rule': None, 'chip_name': None,
                 'reason': 'npu-smi shows no NPU chip, so the node has no NPU RoCE port to configure'}
-    if a3:
+    if vnic_families:
         return {'roce': False, 'subnet_rule': None, 'chip_name': name,
-                'reason': 'an A3 server (%s): its NPUs talk across nodes over HCCS (hccn_tool -vnic), which this role '
-                          'does not configure' % name}
+                'reason': 'an %s server (%s): its NPUs talk across nodes over HCCS (hccn_tool -vnic), which this role '
+                          'does not configure' % ('/'.join(vnic_families), name)}
     if all(chip in A2_TRAINING_CHIPS for chip in names):
         return {'roce': True, 'subnet_rule': 'one_subnet', 'chip_name': name,
                 'reason': '%s training NPUs, one RoCE port each' % name}
