@@ -44,7 +44,7 @@ HOST_STACK = (
     ('kernels', ['--nox11', '--install', '--quiet', '--install-for-all']),
     ('ops', ['--nox11', '--install', '--quiet', '--install-for-all']),
     ('nnal', ['--nox11', '--install', '--quiet', '--install-for-all']),
-    ('docker-runtime', ['--nox11', '--install', '--install-scene=containerd']),
+    ('docker_runtime', ['--nox11', '--install', '--install-scene=containerd']),
 )
 REBOOT_AFTER = 'firmware'
 

@@ -67,7 +67,7 @@ _PATTERNS = (
     ('nnae', re.compile(r'^Ascend-cann-nnae_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
     ('nnrt', re.compile(r'^Ascend-cann-nnrt_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
     ('nnal', re.compile(r'^Ascend-cann-nnal_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
-    ('docker-runtime', re.compile(r'^Ascend-docker-runtime_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
+    ('docker_runtime', re.compile(r'^Ascend-docker-runtime_' + _VERSION + r'_linux-' + _ARCH + r'\.run$', re.I)),
 )
 
 
@@ -174,6 +174,6 @@ def package_file_name(component, chip, version, arch, soc=False, patch=None):
         return 'Ascend-cann-kernels-%s_%s_linux-%s.run' % (chip, version, arch)
     if component == 'ops':
         return 'Ascend-cann-%s-ops_%s_linux-%s.run' % (chip, version, arch)
-    if component == 'docker-runtime':
+    if component == 'docker_runtime':
         return 'Ascend-docker-runtime_%s_linux-%s.run' % (version, arch)
     return 'Ascend-cann-%s_%s_linux-%s.run' % (component, version, arch)

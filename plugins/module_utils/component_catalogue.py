@@ -3,11 +3,15 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one catalogue of Huawei's Ascend software components: one row per component.
 
-A component is named by ``id``, the spelling of its package file names, of ``ascend_runfile``'s
-``component`` option and of the package lists (``docker-runtime``). Its row says:
+A component has one name, ``id``, everywhere the collection names it: ``ascend_runfile``'s
+``component`` option, the packages role's lists and ``packages_staged`` keys, the key of
+``ansible_facts.ascend.installed``, the wanted stack and the plan (``docker_runtime``; Huawei's own
+spelling, ``Ascend-docker-runtime_<ver>_linux-<arch>.run``, is only in the file-name patterns of
+``ascend_package``). Its row says:
 
-- ``fact_key``: its key in ``ansible_facts.ascend.installed`` (``docker_runtime``: an identifier);
 - ``role``: the role that installs it (None: the collection reads its file names only);
+- ``version_variable``: the role variable that says which version the operator wants (None: the
+  component follows another one's, as the CANN kernels and ops follow ``cann_version``);
 - ``chip_in_name``: whether its package file names name a chip (``hardware_catalogue``'s spelling);
 - ``version_file``: where it records what is installed (docs/development.md, "Installed-version
   files"; ``<ip>`` the install path, ``<ver>`` the version, ``<arch>`` the architecture);
@@ -22,33 +26,33 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 COMPONENTS = (
-    {'id': 'driver', 'fact_key': 'driver', 'role': 'hdk', 'chip_in_name': True,
+    {'id': 'driver', 'role': 'hdk', 'version_variable': 'hdk_driver_version', 'chip_in_name': True,
      'version_file': '<ip>/driver/version.info', 'version_line': 'Version=<version>',
      'reinstall': "the driver package's --upgrade"},
-    {'id': 'firmware', 'fact_key': 'firmware', 'role': 'hdk', 'chip_in_name': True,
+    {'id': 'firmware', 'role': 'hdk', 'version_variable': 'hdk_firmware_version', 'chip_in_name': True,
      'version_file': '<ip>/firmware/version.info', 'version_line': 'Version=<version>',
      'reinstall': "the firmware package's --upgrade"},
-    {'id': 'toolkit', 'fact_key': 'toolkit', 'role': 'cann', 'chip_in_name': False,
+    {'id': 'toolkit', 'role': 'cann', 'version_variable': 'cann_version', 'chip_in_name': False,
      'version_file': '<ip>/ascend-toolkit/<ver>/<arch>-linux/ascend_toolkit_install.info (< 8.5), '
                      '<ip>/cann-<ver>/<arch>-linux/ascend_toolkit_install.info (>= 8.5)',
      'version_line': 'version=<version>', 'reinstall': "the toolkit package's --upgrade"},
-    {'id': 'kernels', 'fact_key': 'kernels', 'role': 'cann', 'chip_in_name': True,
+    {'id': 'kernels', 'role': 'cann', 'version_variable': None, 'chip_in_name': True,
      'version_file': '<ip>/ascend-toolkit/<ver>/opp_kernel/version.info', 'version_line': 'version_dir=<version>',
      'reinstall': "the kernels package's --uninstall, then its --install (it has no --upgrade)"},
-    {'id': 'ops', 'fact_key': 'ops', 'role': 'cann', 'chip_in_name': True,
+    {'id': 'ops', 'role': 'cann', 'version_variable': None, 'chip_in_name': True,
      'version_file': '<ip>/cann-<ver>/opp_kernel/version.info', 'version_line': 'version_dir=<version>',
      'reinstall': "the ops package's --uninstall, then its --install (it has no --upgrade)"},
-    {'id': 'nnal', 'fact_key': 'nnal', 'role': 'cann', 'chip_in_name': False,
+    {'id': 'nnal', 'role': 'cann', 'version_variable': 'cann_nnal_version', 'chip_in_name': False,
      'version_file': '<ip>/nnal/atb/latest/version.info', 'version_line': 'Ascend-cann-atb : <version>',
      'reinstall': "the NNAL package's --upgrade"},
-    {'id': 'nnae', 'fact_key': None, 'role': None, 'chip_in_name': False,
+    {'id': 'nnae', 'role': None, 'version_variable': None, 'chip_in_name': False,
      'version_file': None, 'version_line': None, 'reinstall': None},
-    {'id': 'nnrt', 'fact_key': None, 'role': None, 'chip_in_name': False,
+    {'id': 'nnrt', 'role': None, 'version_variable': None, 'chip_in_name': False,
      'version_file': None, 'version_line': None, 'reinstall': None},
-    {'id': 'docker-runtime', 'fact_key': 'docker_runtime', 'role': 'container_runtime', 'chip_in_name': False,
-     'version_file': '<ip>/Ascend-Docker-Runtime/ascend_docker_runtime_install.info',
+    {'id': 'docker_runtime', 'role': 'container_runtime', 'version_variable': 'container_runtime_version',
+     'chip_in_name': False, 'version_file': '<ip>/Ascend-Docker-Runtime/ascend_docker_runtime_install.info',
      'version_line': 'version=v<version>', 'reinstall': "the Ascend Docker Runtime package's --upgrade"},
-    {'id': 'driver-hotpatch', 'fact_key': None, 'role': None, 'chip_in_name': True,
+    {'id': 'driver-hotpatch', 'role': None, 'version_variable': None, 'chip_in_name': True,
      'version_file': None, 'version_line': None, 'reinstall': None},
 )
 
@@ -65,9 +69,14 @@ def managed_components():
     return tuple(row['id'] for row in COMPONENTS if row['role'])
 
 
-def fact_keys():
-    """Component id -> its key in the ``installed`` fact, for the managed components."""
-    return dict((row['id'], row['fact_key']) for row in COMPONENTS if row['fact_key'])
+def roles():
+    """Managed component id -> the role that installs it."""
+    return dict((row['id'], row['role']) for row in COMPONENTS if row['role'])
+
+
+def version_variable(component_id):
+    """The role variable that names the wanted version of a component (None: it follows another one)."""
+    return component_row(component_id)['version_variable']
 
 
 def chip_components():

@@ -306,6 +306,11 @@ def roce_row(chip_names):
     return None
 
 
+def vgroup_families():
+    """The vNPU families whose chips split their AI cores into vGroups."""
+    return tuple(family for family, row in VNPU_FAMILIES.items() if row['vgroups'])
+
+
 def chip_names_of(family):
     """The chip names npu-smi prints for a family."""
     return chip_family_row(family)['npu_smi_names']

@@ -44,7 +44,7 @@ _READ_COMMANDS = {
 _UNVERIFIED = {
     'netdetect': 'what -netdetect -g prints for a detect address never set is not confirmed by a public source',
     'lldp': 'what -lldp -g prints without LLDP frames is not confirmed by a public source',
-    'vnic': 'no public capture shows -vnic -g on an A3 (its format is the driver source\'s)',
+    'vnic': 'no public capture shows what -vnic -g prints (its format is the driver source\'s)',
 }
 
 

@@ -37,10 +37,9 @@ NET_HEALTH_OK = 'Success'
 LINK_STATUSES = ('UP', 'DOWN')
 # Chips whose NPUs carry their own RoCE port, as npu-smi names them (the hardware catalogue's roce_chips:
 # Atlas 800T A2 / 900 A2 PoD, one subnet per node; the legacy 910 of the Atlas 800-9000 training
-# servers, SMP layout); A3 dies (one port per die). Inference chips have none.
+# servers, SMP layout). A3 dies have one port per die (roce_chips('per_die')); inference chips have none.
 A2_TRAINING_CHIPS = hardware_catalogue.roce_chips('one_subnet')
 A1_TRAINING_CHIPS = hardware_catalogue.roce_chips('smp')
-A3_ROCE_CHIPS = hardware_catalogue.roce_chips('per_die')
 UNSET_ADDRESS = '0.0.0.0'
 # The tool's error for a value never set (module docstring), and which read each may answer by the word after
 # `no` (the 950 generation's tool says `Get ip failed`); no capture shows a detect address never set, so any

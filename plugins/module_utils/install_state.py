@@ -20,7 +20,7 @@ import os
 
 from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, component_catalogue, version_files
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, FACT_KEYS, MANAGED_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
 
 INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')
@@ -250,7 +250,7 @@ def _read_docker_runtime(install_path):
     if parsed is None:
         return None
     if isinstance(parsed, _Damaged):
-        return _damaged_entry('docker-runtime', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
+        return _damaged_entry('docker_runtime', home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
     return _entry(parsed['version'], home, version_file, parsed, os.path.join(home, 'script', 'uninstall.sh'))
 
 
@@ -298,7 +298,7 @@ def read_installed(component, install_path=DEFAULT_INSTALL_PATH, arch=None, reco
         return _read_opp_kernel(component, install_path)
     if component == 'nnal':
         return _read_nnal(install_path)
-    if component == 'docker-runtime':
+    if component == 'docker_runtime':
         return _read_docker_runtime(install_path)
     raise ValueError('no installed-version file is known for component %r (managed: %s)'
                      % (component, ', '.join(MANAGED_COMPONENTS)))
@@ -306,7 +306,7 @@ def read_installed(component, install_path=DEFAULT_INSTALL_PATH, arch=None, reco
 
 def read_all_installed(install_path=DEFAULT_INSTALL_PATH, arch=None, record=None):
     """Return the ``installed`` fact: one entry (or None) per managed component."""
-    return dict((FACT_KEYS[component], read_installed(component, install_path, arch, record))
+    return dict((component, read_installed(component, install_path, arch, record))
                 for component in MANAGED_COMPONENTS)
 
 

@@ -419,7 +419,8 @@ def layout_problems(wanted, family, phy_id, templates, resources):
         problems.append('%d vNPUs wanted, a chip has at most %d' % (len(wanted), len(allowed)))
     vgroups = [entry['vgroup_id'] for entry in wanted if entry['vgroup_id'] is not None]
     if vgroups and not hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
-        problems.append('vgroup is for Atlas inference products (310P) only; remove it from the layout')
+        problems.append('vgroup is for Atlas inference products (%s) only; remove it from the layout'
+                        % ', '.join(hardware_catalogue.vgroup_families()))
     elif any(vgroup not in VGROUPS for vgroup in vgroups):
         problems.append('vgroup must be 0-3, got %s' % ', '.join(str(v) for v in vgroups if v not in VGROUPS))
     if unknown:
@@ -429,8 +430,8 @@ def layout_problems(wanted, family, phy_id, templates, resources):
     if hardware_catalogue.VNPU_FAMILIES[family]['vgroups']:
         used_vgroups, cores = _vgroups_and_cores(wanted, templates)
         if used_vgroups > len(VGROUPS):
-            problems.append('the layout needs %d vGroups, a 310P chip has %d (every vNPU but vir01 takes one, '
-                            'two vir01 share one)' % (used_vgroups, len(VGROUPS)))
+            problems.append('the layout needs %d vGroups, a %s chip has %d (every vNPU but vir01 takes one, '
+                            'two vir01 share one)' % (used_vgroups, family, len(VGROUPS)))
     else:
         cores = sum(template_aicores(entry['template'], templates[entry['template']]) for entry in wanted)
     if cores > total_cores:

@@ -23,10 +23,9 @@ from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import c
 
 DEFAULT_INSTALL_PATH = '/usr/local/Ascend'
 
-# Components ascend_runfile can manage (each has a version file in the contract table) and their keys
-# in the ``installed`` fact (``docker-runtime`` becomes ``docker_runtime``): the component catalogue's.
+# Components ascend_runfile can manage (each has a version file in the contract table): the component
+# catalogue's; each is its own key in the ``installed`` fact.
 MANAGED_COMPONENTS = component_catalogue.managed_components()
-FACT_KEYS = component_catalogue.fact_keys()
 HDK_COMPONENTS = ('driver', 'firmware')
 CANN_COMPONENTS = ('toolkit', 'kernels', 'ops', 'nnal')
 # Kernels and ops packages offer --install but no --upgrade (CANN installation guide; docs/huawei-sources.md).
@@ -161,7 +160,7 @@ def build_commands(component, action, src=None, install_path=DEFAULT_INSTALL_PAT
     if component == 'firmware':
         mode = '--full' if action == 'install' else '--upgrade'
         return [[src, '--nox11', mode, '--quiet'] + path_args + extra]
-    if component == 'docker-runtime':
+    if component == 'docker_runtime':
         mode = '--install' if action == 'install' else '--upgrade'
         return [[src, '--nox11', mode] + path_args + extra]
     install_argv = [src, '--nox11', '--install', '--quiet'] + for_all + path_args + extra

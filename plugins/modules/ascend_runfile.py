@@ -63,7 +63,7 @@ options:
     description:
       - The component; derived from the O(src) file name when omitted. When both are given they must agree.
     type: str
-    choices: [driver, firmware, toolkit, kernels, ops, nnal, docker-runtime]
+    choices: [driver, firmware, toolkit, kernels, ops, nnal, docker_runtime]
   checksum:
     description:
       - Expected SHA-256 of O(src) (hex, optionally prefixed C(sha256:)). Verified before anything else.
@@ -265,7 +265,7 @@ DEFAULT_TIMEOUTS = {
     'kernels': 1800,
     'ops': 1800,
     'nnal': 900,
-    'docker-runtime': 600,
+    'docker_runtime': 600,
 }
 
 
@@ -590,7 +590,7 @@ def _decide(module, runner, component, src, src_exists, package_version, install
         installed = install_state.read_all_installed(install_path, arch, install_state.read_install_record())
     except VersionFileError as error:
         runner.fail('cannot tell which %s is installed: %s' % (component, error))
-    entry = installed[runfile.FACT_KEYS[component]]
+    entry = installed[component]
     if entry and entry.get('damaged'):
         # Installed, but at a version nobody can tell: neither a fresh install nor an uninstall is safe.
         runner.fail('refusing to %s %s: %s' % ('uninstall' if state == 'absent' else 'install or upgrade', component,

@@ -21,9 +21,9 @@ A1_TRAINING_CHIPS = hccn_tool.A1_TRAINING_CHIPS
 # NPUs per board on the 910A SMP servers: NPU i and i+4 share a subnet, a board's four NPUs differ.
 SMP_BOARD_NPUS = 4
 _DESCRIPTIONS = {
-    'one_subnet': '%s training NPUs, one RoCE port each',
-    'smp': '%s training NPUs (Atlas 800-9000 class, SMP mode), one RoCE port each',
-    'per_die': '%s dies (Atlas A3), one RoCE port per die',
+    'one_subnet': '%(name)s training NPUs, one RoCE port each',
+    'smp': '%(name)s training NPUs (Atlas 800-9000 class, SMP mode), one RoCE port each',
+    'per_die': '%(name)s dies (%(family)s), one RoCE port per die',
 }
 
 
@@ -58,7 +58,8 @@ def roce_model(chips):
                 refused_subnets_super_pod=list(row['roce_refused_subnets_super_pod']), refusal=row['roce_refusal'],
                 vnic_address_rule=row['vnic_address_rule'] if row['vnic'] else None, hccs_ping=row['hccs_ping'],
                 super_pod_max_servers=row['super_pod_max_servers'],
-                reason=_DESCRIPTIONS.get(row['roce_subnet_rule'], '%s NPUs with RoCE ports') % name)
+                reason=_DESCRIPTIONS.get(row['roce_subnet_rule'], '%(name)s NPUs with RoCE ports')
+                % {'name': name, 'family': row['family']})
 
 
 def expand_base_address(base, count, subnet_rule):

@@ -21,19 +21,14 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue, runfile
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue, hardware_catalogue, runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, version_mismatches)
 
 ROLES = ('hdk', 'cann', 'container_runtime')
-ROLE_OF = {
-    'driver': 'hdk', 'firmware': 'hdk',
-    'toolkit': 'cann', 'kernels': 'cann', 'ops': 'cann', 'nnal': 'cann',
-    'docker_runtime': 'container_runtime',
-}
-# ascend_facts' key -> the component name of the package and of ascend_runfile.
-PACKAGE_OF = dict((fact_key, component) for component, fact_key in runfile.FACT_KEYS.items())
+# Component -> the role that installs it: the component catalogue's rows.
+ROLE_OF = component_catalogue.roles()
 REBOOT_POLICIES = ('auto', 'never')
 # What the probe says about an engine's config: it registers the runtime as wanted, or not.
 ENGINE_STATES = ('registered', 'unregistered')
@@ -73,8 +68,8 @@ def _item(component, record, want, allow_downgrade):
         # Installed at a version nobody can tell: not "not installed", so no fresh install over it.
         decision = {'action': 'refuse', 'reason': '%s: %s' % (component, damaged)}
     else:
-        decision = runfile.plan_action(PACKAGE_OF[component], have, want, 'present', allow_downgrade)
-    return {'component': component, 'role': ROLE_OF[component], 'package': PACKAGE_OF[component],
+        decision = runfile.plan_action(component, have, want, 'present', allow_downgrade)
+    return {'component': component, 'role': ROLE_OF[component],
             'title': COMPONENT_TITLES[component], 'have': have, 'want': want,
             'action': decision['action'], 'reason': decision['reason'], 'damaged': bool(damaged)}
 
@@ -208,7 +203,7 @@ def packages_to_stage(plan, role=None, chip=None):
     for item in plan['components']:
         if (role is not None and item['role'] != role) or item['action'] not in runfile.INSTALLING_ACTIONS:
             continue
-        entry = {'component': item['package'], 'version': item['want']}
+        entry = {'component': item['component'], 'version': item['want']}
         if item['component'] in ('driver', 'firmware'):
             entry.update({'chip': chip, 'soc': chip in hardware_catalogue.soc_package_chips()})
         elif item['component'] in ('kernels', 'ops'):

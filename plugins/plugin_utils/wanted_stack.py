@@ -19,20 +19,23 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
+from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import COMPONENTS, checked_version
 from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
 
+_VERSION_VARIABLE = component_catalogue.version_variable
 # Stack key, the role variable it comes from, and that variable's role default (the roles'
-# defaults/main.yml say the same; a unit test holds them together). nnal_version's default
-# (None) is the CANN version.
+# defaults/main.yml say the same; a unit test holds them together). The version variables are the
+# component catalogue's (``cann`` is the toolkit's version, which the kernels or ops follow);
+# ``kernels`` and ``nnal`` are the cann role's switches. nnal_version's default (None) is the CANN version.
 ROLE_VARIABLES = (
-    ('driver', 'hdk_driver_version', ''),
-    ('firmware', 'hdk_firmware_version', ''),
-    ('cann', 'cann_version', ''),
+    ('driver', _VERSION_VARIABLE('driver'), ''),
+    ('firmware', _VERSION_VARIABLE('firmware'), ''),
+    ('cann', _VERSION_VARIABLE('toolkit'), ''),
     ('kernels', 'cann_kernels', True),
     ('nnal', 'cann_nnal', False),
-    ('nnal_version', 'cann_nnal_version', None),
-    ('docker_runtime', 'container_runtime_version', ''),
+    ('nnal_version', _VERSION_VARIABLE('nnal'), None),
+    ('docker_runtime', _VERSION_VARIABLE('docker_runtime'), ''),
 )
 STACK_KEYS = tuple(key for key, _variable, _default in ROLE_VARIABLES)
 

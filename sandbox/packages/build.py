@@ -24,7 +24,7 @@ import tempfile
 PACKAGES_DIR = os.path.dirname(os.path.abspath(__file__))
 PAYLOAD_DIR = os.path.join(PACKAGES_DIR, "payload")
 MAKESELF_HEADER = "/usr/share/makeself/makeself-header.sh"
-COMPONENTS = ("driver", "firmware", "toolkit", "kernels", "ops", "nnal", "docker-runtime")
+COMPONENTS = ("driver", "firmware", "toolkit", "kernels", "ops", "nnal", "docker_runtime")
 HDK_COMPONENTS = ("driver", "firmware")
 # A fixed packaging date keeps the archive bytes independent of when it was built.
 PACKAGING_DATE = "Thu Jan  1 00:00:00 UTC 2026"
@@ -33,7 +33,7 @@ PACKAGING_DATE = "Thu Jan  1 00:00:00 UTC 2026"
 # install_time_scale fault (make bench sets it; without it, --install-seconds, default 0, applies).
 # Sources and the judgements among them: docs/benchmarks.md, "Installer durations".
 HUAWEI_INSTALL_SECONDS = {"driver": 300, "firmware": 300, "toolkit": 480, "kernels": 80, "ops": 80,
-                          "nnal": 60, "docker-runtime": 60}
+                          "nnal": 60, "docker_runtime": 60}
 
 
 # ==========================================================================================
@@ -70,7 +70,7 @@ def package_file_name(component, chip, version, arch, soc):
         return "Ascend-cann-kernels-%s_%s_linux-%s.run" % (chip, version, arch)
     if component == "ops":
         return "Ascend-cann-%s-ops_%s_linux-%s.run" % (chip, version, arch)
-    if component == "docker-runtime":
+    if component == "docker_runtime":
         return "Ascend-docker-runtime_%s_linux-%s.run" % (version, arch)
     return "Ascend-cann-%s_%s_linux-%s.run" % (component, version, arch)
 
@@ -390,7 +390,7 @@ def write_header(component, path):
     with open(MAKESELF_HEADER) as handle:
         header = handle.read()
     edits = list(HEADER_EDITS_ALL)
-    if component != "docker-runtime":
+    if component != "docker_runtime":
         edits += HEADER_EDITS_INSTALLER_HELP_AND_QUIET
     edits += HEADER_EDITS_HDK_CHECK if component in HDK_COMPONENTS else HEADER_EDITS_CANN_CHECK
     for old, new in edits:
@@ -404,7 +404,7 @@ def write_header(component, path):
 
 def stage_payload(stage_dir, component, package):
     os.makedirs(os.path.join(stage_dir, "files"))
-    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "hccn_tool.py": "driver", "docker_runtime.py": "docker-runtime",
+    only_for = {"npu_smi.py": "driver", "upgrade_tool.py": "driver", "hccn_tool.py": "driver", "docker_runtime.py": "docker_runtime",
                 "msprof.py": "toolkit"}
     for name in ("install.sh", "installer.py", "ascend_sim.py", "npu_smi.py", "upgrade_tool.py", "docker_runtime.py",
                  "msprof.py", "hccn_tool.py"):

@@ -141,8 +141,8 @@ NODE_PACKAGES = [
     ("kernels", "910b", "8.2.RC1", "x86_64", False),
     ("ops", "910b", "8.5.0", "x86_64", False),
     ("nnal", "910b", "8.2.RC1", "x86_64", False),
-    ("docker-runtime", "910b", "7.3.0", "x86_64", False),
-    ("docker-runtime", "910b", "26.1.0", "x86_64", False),
+    ("docker_runtime", "910b", "7.3.0", "x86_64", False),
+    ("docker_runtime", "910b", "26.1.0", "x86_64", False),
 ]
 DRIVER = "Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-x86-64.run"
 OLD_DRIVER = "Ascend-hdk-910b-npu-driver_24.1.rc2.2_linux-x86-64.run"

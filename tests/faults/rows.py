@@ -68,7 +68,7 @@ PACKAGES = [
     ("firmware", "310p", FIRMWARE, "x86_64"),
     ("toolkit", "910b", CANN, "x86_64"),
     ("nnal", "910b", CANN, "x86_64"),
-    ("docker-runtime", "910b", RUNTIME, "x86_64"),
+    ("docker_runtime", "910b", RUNTIME, "x86_64"),
     # an older driver, for the incompatible-stack row
     ("driver", "910b", OLDER_DRIVER, "x86_64"),
     # the same stack for aarch64, for the wrong-architecture row
@@ -373,9 +373,9 @@ KERNEL_ROWS = [
 ENGINE_ROWS = [
     {
         "id": "E1", "fault": "runtime installer exits non-zero (rc=1)",
-        "inject": [("fault", {"installer_exit_code": {"docker-runtime": 1}})],
+        "inject": [("fault", {"installer_exit_code": {"docker_runtime": 1}})],
         "run": ("container_runtime", {}),
-        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime install failed",
+        "expect": {"host": ENGINE_NODE, "component": r"docker_runtime install failed",
                    "cause": r"rc=1", "fix": r"Fix:\s(?!see the installer log)"},
         "survive": ENGINE_CONFIGS,
         "remove": [("clear",)],
@@ -407,7 +407,7 @@ ENGINE_ROWS = [
         "id": "E4", "fault": "corrupt runtime archive whose checksum list matches",
         "before": [("playbook", "container_runtime_uninstall", {})],
         "run": ("container_runtime", {"packages_source_dir": damaged("corrupt-runtime")}),
-        "expect": {"host": ENGINE_NODE, "component": r"docker-runtime package",
+        "expect": {"host": ENGINE_NODE, "component": r"docker_runtime package",
                    "cause": r"Error in SHA256 checksums|archive check failed",
                    "fix": r"Fix:\scopy or download the package again"},
         "survive": ENGINE_CONFIGS,

@@ -35,8 +35,8 @@ REAL_NAMES = [
     (("kernels", "910b", "8.2.RC1", "x86_64", False), "Ascend-cann-kernels-910b_8.2.RC1_linux-x86_64.run"),
     (("ops", "910b", "8.5.0", "x86_64", False), "Ascend-cann-910b-ops_8.5.0_linux-x86_64.run"),
     (("nnal", None, "8.2.RC1", "x86_64", False), "Ascend-cann-nnal_8.2.RC1_linux-x86_64.run"),
-    (("docker-runtime", None, "7.3.0", "x86_64", False), "Ascend-docker-runtime_7.3.0_linux-x86_64.run"),
-    (("docker-runtime", None, "6.0.0.SPC1", "aarch64", False), "Ascend-docker-runtime_6.0.0.SPC1_linux-aarch64.run"),
+    (("docker_runtime", None, "7.3.0", "x86_64", False), "Ascend-docker-runtime_7.3.0_linux-x86_64.run"),
+    (("docker_runtime", None, "6.0.0.SPC1", "aarch64", False), "Ascend-docker-runtime_6.0.0.SPC1_linux-aarch64.run"),
 ]
 
 
@@ -80,7 +80,7 @@ def test_builds_are_fast_and_reproducible(tmp_path):
     ("driver", "910b", "25.0.rc1.1", "25.0.rc1.1"),
     ("firmware", "910b", "7.7.0.1.231", "7.7.0.1.231"),
     ("toolkit", None, "8.2.RC1", "8.2.RC1"),
-    ("docker-runtime", None, "7.3.0", "ascend-docker-runtime version: 7.3.0"),
+    ("docker_runtime", None, "7.3.0", "ascend-docker-runtime version: 7.3.0"),
 ])
 def test_version_option_prints_the_package_version(tmp_path, component, chip, version, expected):
     path = build(tmp_path, component, chip, version)

@@ -967,7 +967,7 @@ class DockerRuntimeInstaller(object):
         self.package = package
         self.argv = argv
         self.version = package["version"]
-        self.faults = ascend_sim.Faults("docker-runtime")
+        self.faults = ascend_sim.Faults("docker_runtime")
         self.options = {}
         self.operation = None
 
@@ -1205,7 +1205,7 @@ INSTALLERS = {
     "kernels": KernelsInstaller,
     "ops": KernelsInstaller,
     "nnal": NnalInstaller,
-    "docker-runtime": DockerRuntimeInstaller,
+    "docker_runtime": DockerRuntimeInstaller,
 }
 
 
@@ -1222,7 +1222,7 @@ def run_uninstall_script(package, argv):
         installer.require_root()
         installer.options["--install-path"] = os.path.dirname(os.path.dirname(PAYLOAD_DIR))
         return installer.uninstall(script_style=True)
-    if component == "docker-runtime":
+    if component == "docker_runtime":
         installer = DockerRuntimeInstaller(package, [])
         installer.options["--install-path"] = os.path.dirname(os.path.dirname(PAYLOAD_DIR))
         return installer.uninstall()

@@ -35,8 +35,8 @@ REAL_NAMES = [
     ('Ascend-cann-nnal_8.2.RC1_linux-aarch64.run', 'nnal', None, '8.2.RC1', 'aarch64', False, None),
     ('Ascend-cann-nnae_8.0.0_linux-x86_64.run', 'nnae', None, '8.0.0', 'x86_64', False, None),
     ('Ascend-cann-nnrt_8.1.RC1.alpha002_linux-aarch64.run', 'nnrt', None, '8.1.RC1.alpha002', 'aarch64', False, None),
-    ('Ascend-docker-runtime_7.3.0_linux-x86_64.run', 'docker-runtime', None, '7.3.0', 'x86_64', False, None),
-    ('Ascend-docker-runtime_6.0.0.SPC1_linux-aarch64.run', 'docker-runtime', None, '6.0.0.SPC1', 'aarch64', False,
+    ('Ascend-docker-runtime_7.3.0_linux-x86_64.run', 'docker_runtime', None, '7.3.0', 'x86_64', False, None),
+    ('Ascend-docker-runtime_6.0.0.SPC1_linux-aarch64.run', 'docker_runtime', None, '6.0.0.SPC1', 'aarch64', False,
      None),
 ]
 
@@ -77,7 +77,7 @@ def test_driver_uses_hyphen_and_cann_underscore_for_x86():
         'Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-x86-64.run'
     assert package_file_name('toolkit', None, '8.2.RC1', 'x86-64') == 'Ascend-cann-toolkit_8.2.RC1_linux-x86_64.run'
     assert package_file_name('nnal', None, '8.2.RC1', 'amd64') == 'Ascend-cann-nnal_8.2.RC1_linux-x86_64.run'
-    assert package_file_name('docker-runtime', None, '7.3.0', 'arm64') == \
+    assert package_file_name('docker_runtime', None, '7.3.0', 'arm64') == \
         'Ascend-docker-runtime_7.3.0_linux-aarch64.run'
 
 

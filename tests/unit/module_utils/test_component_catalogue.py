@@ -19,9 +19,9 @@ def test_one_row_per_component():
 
 
 @pytest.mark.parametrize('row', [row for row in component_catalogue.COMPONENTS if row['role']], ids=lambda row: row['id'])
-def test_a_managed_component_has_its_role_fact_key_and_version_file(row):
+def test_a_managed_component_has_its_role_and_version_file(row):
     assert os.path.isdir(os.path.join(REPO, 'roles', row['role']))
-    assert row['fact_key'] and row['version_file'] and row['version_line'] and row['reinstall']
+    assert row['version_file'] and row['version_line'] and row['reinstall']
     with open(os.path.join(REPO, 'docs', 'development.md'), encoding='utf-8') as handle:
         contract = handle.read()
     for path in row['version_file'].split(', '):
@@ -29,15 +29,16 @@ def test_a_managed_component_has_its_role_fact_key_and_version_file(row):
 
 
 def test_readers_use_the_catalogue():
-    assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker-runtime')
-    assert runfile.FACT_KEYS['docker-runtime'] == 'docker_runtime'
+    assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
     assert ascend_package.COMPONENTS == component_catalogue.component_ids()
-    assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker-runtime'}
+    assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker_runtime'}
 
 
 def test_unknown_component_is_refused():
-    with pytest.raises(ValueError, match='unknown component'):
-        component_catalogue.component_row('docker_runtime')
+    # The Docker runtime's old spelling is gone without an alias (nothing was released with it).
+    for old in ('docker-runtime', 'container_runtime'):
+        with pytest.raises(ValueError, match='unknown component'):
+            component_catalogue.component_row(old)
 
 
 def _yaml(relative):
@@ -46,8 +47,8 @@ def _yaml(relative):
 
 
 def test_the_user_facing_spellings_are_the_rows():
-    """The packages role's component choices and ascend_runfile's are the catalogue's ids; the version keys
-    of the wanted stack (preflight, health gate) use the fact keys (docker_runtime)."""
+    """The packages role's component choices and ascend_runfile's are the catalogue's ids, and so are the
+    version keys of the wanted stack (preflight, health gate) and the installed fact's keys."""
     packages = _yaml('roles/packages/meta/argument_specs.yml')['argument_specs']
     choices = [((option.get('options') or {}).get('component') or {}).get('choices')
                for entry_point in packages.values() for option in entry_point['options'].values()]
@@ -60,4 +61,24 @@ def test_the_user_facing_spellings_are_the_rows():
     preflight = _yaml('roles/preflight/meta/argument_specs.yml')['argument_specs']['main']['options']
     stack_keys = set(next(option['options'] for option in preflight.values()
                           if set(('driver', 'firmware', 'nnal')) <= set(option.get('options') or {})))
-    assert component_catalogue.fact_keys()['docker-runtime'] in stack_keys
+    assert 'docker_runtime' in stack_keys
+
+
+def test_one_name_per_component_from_package_to_fact_to_plan():
+    """The installed fact, the plan and the wanted stack key a component by its catalogue id."""
+    from ansible_collections.npu.ascend.plugins.module_utils import install_state
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner, wanted_stack
+    assert set(install_state.read_all_installed('/nonexistent-install-path', 'x86_64', {})) == set(runfile.MANAGED_COMPONENTS)
+    assert set(planner.ROLE_OF) == set(runfile.MANAGED_COMPONENTS)
+    assert 'docker_runtime' in wanted_stack.STACK_KEYS
+
+
+@pytest.mark.parametrize('row', [row for row in component_catalogue.COMPONENTS if row['version_variable']],
+                         ids=lambda row: row['id'])
+def test_a_version_variable_is_its_roles_and_the_wanted_stack_reads_it(row):
+    """component -> role -> version variable: the row's variable is an option of the row's role, and the
+    wanted stack takes the component's version from it."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
+    specs = _yaml('roles/%s/meta/argument_specs.yml' % row['role'])['argument_specs']
+    assert any(row['version_variable'] in entry_point['options'] for entry_point in specs.values())
+    assert row['version_variable'] in wanted_stack.ROLE_VARIABLE_OF.values()

@@ -49,7 +49,7 @@ def test_uninstall_takes_the_packages_version_among_those_side_by_side():
 
 
 def test_uninstall_with_a_package_of_another_version_removes_the_installed_one():
-    plan = runfile.plan_action('docker-runtime', '7.3.0', '7.3.1', 'absent', False, ['7.3.0'])
+    plan = runfile.plan_action('docker_runtime', '7.3.0', '7.3.1', 'absent', False, ['7.3.0'])
     assert (plan['action'], plan['version']) == ('uninstall', '7.3.0')
 
 
@@ -109,9 +109,9 @@ def test_kernels_upgrade_is_uninstall_then_install():
 
 
 def test_docker_runtime_takes_install_scene_from_extra_args():
-    assert runfile.build_commands('docker-runtime', 'install', DOCKER, extra_args=['--install-scene=containerd']) == [
+    assert runfile.build_commands('docker_runtime', 'install', DOCKER, extra_args=['--install-scene=containerd']) == [
         [DOCKER, '--nox11', '--install', '--install-scene=containerd']]
-    assert runfile.build_commands('docker-runtime', 'upgrade', DOCKER) == [[DOCKER, '--nox11', '--upgrade']]
+    assert runfile.build_commands('docker_runtime', 'upgrade', DOCKER) == [[DOCKER, '--nox11', '--upgrade']]
 
 
 def test_uninstall_entry_points(tmp_path):

@@ -11,7 +11,7 @@ MAKESELF_ONLY = (
 
 
 def test_an_installer_that_says_nothing_is_not_blamed_on_makeself_progress():
-    result = installer_output.interpret_result('docker-runtime', 'install', 1, MAKESELF_ONLY)
+    result = installer_output.interpret_result('docker_runtime', 'install', 1, MAKESELF_ONLY)
     assert not result['ok']
     assert result['cause'] == 'the installer exited with rc=1 without printing a reason'
     assert 'checksums' not in result['message']
@@ -20,7 +20,7 @@ def test_an_installer_that_says_nothing_is_not_blamed_on_makeself_progress():
 
 def test_the_last_line_of_the_installer_itself_is_the_cause():
     output = MAKESELF_ONLY + 'install ascend-docker-runtime: unsupported scene\n'
-    result = installer_output.interpret_result('docker-runtime', 'install', 1, output)
+    result = installer_output.interpret_result('docker_runtime', 'install', 1, output)
     assert result['cause'] == 'install ascend-docker-runtime: unsupported scene'
 
 

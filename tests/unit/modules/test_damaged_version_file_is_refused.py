@@ -36,7 +36,7 @@ VERSION_FILES = {
     'toolkit': ('ascend-toolkit/latest/%s-linux/ascend_toolkit_install.info' % ARCH, 'version='),
     'kernels': ('ascend-toolkit/latest/opp_kernel/version.info', 'version_dir='),
     'nnal': ('nnal/atb/latest/version.info', 'Ascend-cann-atb'),
-    'docker-runtime': ('Ascend-Docker-Runtime/ascend_docker_runtime_install.info', 'version='),
+    'docker_runtime': ('Ascend-Docker-Runtime/ascend_docker_runtime_install.info', 'version='),
 }
 
 

@@ -116,7 +116,7 @@ def test_plan_node(installed, wanted, allow, order, actions):
     assert dict((item['component'], item['action']) for item in plan['components']) == actions
     for item in plan['components']:
         # The planner's word is ascend_runfile's word.
-        assert item['action'] == runfile.plan_action(item['package'], item['have'], item['want'], 'present',
+        assert item['action'] == runfile.plan_action(item['component'], item['have'], item['want'], 'present',
                                                      planner._allowed(allow, item['role']))['action']
     assert [item['component'] for item in plan['refused']] == [c for c, a in actions.items() if a == 'refuse']
     assert sum((part['install'] for part in plan['roles'].values()), []) == order

@@ -21,7 +21,7 @@ def test_registered_name():
     ('kernels', '910b', '8.2.RC1', 'x86_64', False, 'Ascend-cann-kernels-910b_8.2.RC1_linux-x86_64.run'),
     ('ops', '910b', '8.5.0', 'aarch64', False, 'Ascend-cann-910b-ops_8.5.0_linux-aarch64.run'),
     ('nnal', '310p', '8.2.RC1', 'aarch64', False, 'Ascend-cann-nnal_8.2.RC1_linux-aarch64.run'),
-    ('docker-runtime', '910b', '7.3.0', 'x86_64', False, 'Ascend-docker-runtime_7.3.0_linux-x86_64.run'),
+    ('docker_runtime', '910b', '7.3.0', 'x86_64', False, 'Ascend-docker-runtime_7.3.0_linux-x86_64.run'),
     ('kernels', 'A3', '8.2.RC1', 'aarch64', False, 'Atlas-A3-cann-kernels_8.2.RC1_linux-aarch64.run'),
 ])
 def test_names_as_huawei_publishes_them(component, chip, version, arch, soc, expected):

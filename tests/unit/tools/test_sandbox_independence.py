@@ -150,7 +150,7 @@ def _product_uses(record):
     ('kernels', 'A3', '8.2.RC1', 'aarch64'),
     ('ops', '910b', '8.5.0', 'x86_64'),
     ('nnal', '910b', '8.2.RC1', 'x86_64'),
-    ('docker-runtime', '910b', '7.3.0', 'x86_64'),
+    ('docker_runtime', '910b', '7.3.0', 'x86_64'),
 ])
 def test_building_a_package_opens_nothing_of_the_collection(tmp_path, component, chip, version, arch):
     record = _audited(os.path.join(SANDBOX_DIR, 'packages', 'build.py'), '--component', component, '--chip', chip,
