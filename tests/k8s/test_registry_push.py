@@ -8,13 +8,18 @@ registry_push, the code behind npu.ascend.image_push; the registry's own answers
 HTTP requests counted are the ones the registry answered.
 """
 
+import contextlib
 import hashlib
 import io
 import json
 import os
+import shutil
+import signal
 import socket
+import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
@@ -277,3 +282,63 @@ def test_a_registry_that_does_not_answer_is_a_message_within_the_timeout(tmp_pat
         listener.close()
     closed = _action(tmp_path, archive=archive, image='silent:v1', registry=address, timeout=1.5)
     assert closed['failed'] and address in closed['msg'] and 'reachable' in closed['msg']
+
+
+CONTAINERD = shutil.which('containerd') or '/usr/bin/containerd'
+CTR = shutil.which('ctr') or '/usr/bin/ctr'
+
+
+@contextlib.contextmanager
+def _containerd():
+    """A containerd of its own (Debian's, the release a Debian node runs; `make deps` installs it), with
+    a socket, root and state under a short temporary directory, CRI left out; yields the ctr argv."""
+    directory = tempfile.mkdtemp(prefix='/tmp/npu-ctrd-')
+    config = os.path.join(directory, 'config.toml')
+    with open(config, 'w') as stream:
+        stream.write('version = 2\nroot = "%s/root"\nstate = "%s/state"\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+                     '[grpc]\n  address = "%s/c.sock"\n' % (directory, directory, directory))
+    log = open(os.path.join(directory, 'log'), 'wb')
+    process = subprocess.Popen([CONTAINERD, '--config', config], stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    ctr = [CTR, '--address', os.path.join(directory, 'c.sock'), '--namespace', 'k8s.io']
+    try:
+        deadline = time.monotonic() + 30
+        while subprocess.run(ctr + ['version'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             timeout=20, check=False).returncode != 0:
+            assert process.poll() is None and time.monotonic() < deadline, open(log.name).read()
+            time.sleep(0.3)
+        yield ctr
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=20)
+        log.close()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.skipif(not os.path.exists(CONTAINERD) or os.geteuid() != 0, reason='needs Debian\'s containerd, as root')
+def test_containerd_pulls_and_unpacks_what_was_pushed(served, tmp_path):
+    archive = assembled_archive(tmp_path, image='ascend-k8sdeviceplugin:v7.3.2', binary=b'\x7fELF pulled')
+    pushed = registry_push.push(str(archive), 'ascend-k8sdeviceplugin:v7.3.2', _client(served))
+    # As a node is told to trust the registry: certs.d/<host:port>/hosts.toml naming its CA (ctr would
+    # otherwise try plain HTTP for a loopback address).
+    hosts_dir = tmp_path / 'certs.d'
+    (hosts_dir / served.address).mkdir(parents=True)
+    (hosts_dir / served.address / 'hosts.toml').write_text(
+        'server = "https://%s"\n[host."https://%s"]\n  capabilities = ["pull", "resolve"]\n  ca = "%s"\n'
+        % (served.address, served.address, served.ca_file))
+    with _containerd() as ctr:
+        # Unpacking checks each layer against the config's diff_ids: the manifest made from the
+        # docker save archive must be one containerd accepts as it is.
+        pulled = subprocess.run(ctr + ['images', 'pull', '--snapshotter', 'native', '--hosts-dir', str(hosts_dir),
+                                       pushed['reference']], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, timeout=120, check=False)
+        assert pulled.returncode == 0, pulled.stdout
+        assert 'unpacking linux/amd64 %s' % pushed['digest'] in pulled.stdout, pulled.stdout
+        listed = subprocess.run(ctr + ['images', 'ls'], stdout=subprocess.PIPE, universal_newlines=True, timeout=20,
+                                check=True).stdout
+        assert any(line.split()[:3] == [pushed['reference'], 'application/vnd.oci.image.manifest.v1+json', pushed['digest']]
+                   for line in listed.splitlines()), listed
