@@ -242,11 +242,11 @@ def test_the_action_reports_and_fails_with_messages(served, tmp_path):
     assert done['changed'] and done['reference'] == served.address + '/site/action:v1', done
     assert not _action(tmp_path, **common)['changed']
     assert not _action(tmp_path, check_mode=True, **common)['changed']
-    missing = _action(tmp_path, **dict(common, archive=str(tmp_path / 'nothing.tar')))
+    missing = _action(tmp_path, **{**common, 'archive': str(tmp_path / 'nothing.tar')})
     assert missing['failed'] and 'nothing.tar' in missing['msg'] and 'Fix:' in missing['msg']
-    not_a_registry = _action(tmp_path, **dict(common, registry='site/ascend'))
+    not_a_registry = _action(tmp_path, **{**common, 'registry': 'site/ascend'})
     assert not_a_registry['failed'] and 'names no registry host' in not_a_registry['msg']
-    unreadable_ca = _action(tmp_path, **dict(common, ca_file=str(tmp_path / 'no-ca.pem')))
+    unreadable_ca = _action(tmp_path, **{**common, 'ca_file': str(tmp_path / 'no-ca.pem')})
     assert unreadable_ca['failed'] and 'no-ca.pem' in unreadable_ca['msg'] and 'images_registry_ca_file' in unreadable_ca['msg']
 
 
