@@ -26,14 +26,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 COLLECTIONS_ROOT = REPO_ROOT / '.cache' / 'collections'
 ARCHIVE = 'ascend-k8sdeviceplugin_v7.3.0_linux-x86_64.tar'
 
-DAEMONSET_IMAGE = ("(device_plugin_image ~ ':' ~ device_plugin_version)"
-                   " | npu.ascend.images_registry_reference(device_plugin_image_registry)")
 PLAYBOOK = '''
 - name: Push the images to the registry
   hosts: all
   gather_facts: false
-  # The device plugin role's defaults as shipped, for the DaemonSet's image line below.
-  vars_files: [%s]
+  # The device plugin role's defaults and variables as shipped, for the image its DaemonSet names.
+  vars_files: [%s, %s]
   roles:
     - role: npu.ascend.images
       vars:
@@ -43,10 +41,11 @@ PLAYBOOK = '''
     - name: Show what the pods name
       ansible.builtin.debug:
         msg: "DELIVERED {{ images_delivered | to_json }}"
-    - name: Render the device plugin DaemonSet's image as its template does
+    - name: Render the image the device plugin's DaemonSet names
       ansible.builtin.debug:
-        msg: "DAEMONSET {{ %s }}"
-''' % (REPO_ROOT / 'roles' / 'device_plugin' / 'defaults' / 'main.yml', IMAGE, DAEMONSET_IMAGE)
+        msg: "DAEMONSET {{ __device_plugin_image_reference }}"
+''' % (REPO_ROOT / 'roles' / 'device_plugin' / 'defaults' / 'main.yml', REPO_ROOT / 'roles' / 'device_plugin' / 'vars' / 'main.yml',
+       IMAGE)
 
 FAKE_CTR = '#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls.txt"\nexit 3\n'
 
@@ -120,9 +119,9 @@ def test_the_role_pushes_once_and_names_the_image_in_the_registry(served, site):
     assert rc == 0 and _changed(out) == 0 and calls == '', out
 
 
-def test_the_daemonset_template_names_the_image_as_rendered_here():
+def test_the_daemonset_names_the_image_as_rendered_here():
     template = (REPO_ROOT / 'roles' / 'device_plugin' / 'templates' / 'daemonset.yml.j2').read_text()
-    assert 'image: {{ %s | to_json }}' % DAEMONSET_IMAGE in template
+    assert 'image: {{ __device_plugin_image_reference | to_json }}' in template
 
 
 def test_an_unknown_ca_and_plain_http_stop_the_nodes_with_the_opt_out(served, site):
