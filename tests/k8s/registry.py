@@ -83,8 +83,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def running(state_dir, tls=True):
-    """A registry serving until the block ends."""
+def running(state_dir, tls=True, htpasswd=None):
+    """A registry serving until the block ends; with ``htpasswd`` ({user: bcrypt hash}) it asks for
+    Basic authentication."""
     state_dir = Path(state_dir)
     pki = state_dir / 'pki'
     ca_cert, ca_key = make_ca(pki / 'ca', 'npu-ascend test registry CA')
@@ -97,6 +98,9 @@ def running(state_dir, tls=True):
     if tls:
         certificate, key = make_server_certificate(pki / 'ca', ca_cert, ca_key)
         lines += ['  tls:', '    certificate: %s' % certificate, '    key: %s' % key]
+    if htpasswd:
+        (state_dir / 'htpasswd').write_text(''.join('%s:%s\n' % item for item in sorted(htpasswd.items())))
+        lines += ['auth:', '  htpasswd:', '    realm: npu-ascend-test', '    path: %s' % (state_dir / 'htpasswd')]
     config = state_dir / 'config.yml'
     config.write_text('\n'.join(lines) + '\n')
     log = state_dir / 'registry.log'
@@ -110,7 +114,7 @@ def running(state_dir, tls=True):
             if process.poll() is not None:
                 raise RegistryHarnessError('the registry exited %s:\n%s' % (process.returncode, log.read_text()))
             try:
-                if served.get('/v2/')[0] == 200:
+                if served.get('/v2/')[0] in (200, 401):
                     break
             except (OSError, urllib.error.URLError):
                 pass

@@ -22,6 +22,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -342,3 +343,34 @@ def test_containerd_pulls_and_unpacks_what_was_pushed(served, tmp_path):
                                 check=True).stdout
         assert any(line.split()[:3] == [pushed['reference'], 'application/vnd.oci.image.manifest.v1+json', pushed['digest']]
                    for line in listed.splitlines()), listed
+
+
+def _bcrypt(password):
+    """The bcrypt hash the registry's htpasswd file needs, from the C library's crypt(3) (libxcrypt
+    on Debian); None where Python or the library lacks it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)
+            import crypt  # pylint: disable=deprecated-module,import-outside-toplevel
+        hashed = crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))
+    except (ImportError, AttributeError, OSError):
+        return None
+    return hashed if hashed and hashed.startswith('$2') else None
+
+
+@pytest.mark.skipif(_bcrypt('probe') is None, reason='no bcrypt in crypt(3) for the htpasswd file')
+def test_a_registry_that_asks_for_credentials(tmp_path):
+    with registry.running(tmp_path / 'auth', htpasswd={'pusher': _bcrypt('s3cret')}) as guarded:
+        archive = str(assembled_archive(tmp_path, image='guarded:v1'))
+        with pytest.raises(RegistryError) as refused:
+            registry_push.push(archive, 'guarded:v1', _client(guarded))
+        assert 'asks for credentials' in str(refused.value) and guarded.address in str(refused.value)
+        assert 'images_registry_username' in str(refused.value)
+        with pytest.raises(RegistryError) as wrong:
+            registry_push.push(archive, 'guarded:v1', _client(guarded, username='pusher', password='not-the-pa55word'))
+        assert 'HTTP 401' in str(wrong.value) and 'images_registry_password' in str(wrong.value)
+        assert 'not-the-pa55word' not in str(wrong.value)
+        client = _client(guarded, username='pusher', password='s3cret')
+        assert registry_push.push(archive, 'guarded:v1', client)['changed']
+        again = _client(guarded, username='pusher', password='s3cret')
+        assert not registry_push.push(archive, 'guarded:v1', again)['changed'] and _writes(again) == []
