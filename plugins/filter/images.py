@@ -2,7 +2,8 @@
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters ``npu.ascend.images_plan``, ``npu.ascend.images_judgement``,
-``npu.ascend.images_import_problems`` and ``npu.ascend.images_bundle`` of roles/images.
+``npu.ascend.images_import_problems``, ``npu.ascend.images_bundle`` and
+``npu.ascend.images_registry_reference`` of roles/images (and of the roles whose pods name the images).
 
 Documentation is in the sidecar files of the same names; the decisions are in
 plugins/plugin_utils/image_delivery.py.
@@ -55,6 +56,18 @@ def images_bundle(plans_by_host, sums=None, source_dir='', source_files=None, al
                                  bool(allow_unverified))
 
 
+def images_registry_reference(image, registry=''):
+    """The name pods pull ``image`` by from ``registry`` (``<registry>/<name>:<tag>``), or ``image`` unchanged
+    when no registry is given."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import image_delivery, registry_push
+    if not registry:
+        return image
+    try:
+        return registry_push.registry_reference(str(image), str(registry))
+    except (image_delivery.ImageReferenceError, registry_push.RegistryError) as error:
+        raise AnsibleFilterError('images_registry_reference: %s' % error)
+
+
 class FilterModule:
     """Ansible filter plugin entry point."""
 
@@ -64,4 +77,5 @@ class FilterModule:
             'images_judgement': images_judgement,
             'images_import_problems': images_import_problems,
             'images_bundle': images_bundle,
+            'images_registry_reference': images_registry_reference,
         }

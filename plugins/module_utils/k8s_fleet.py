@@ -415,7 +415,42 @@ def pod_report(spec, pod, log=None, log_error=None):
             report += '; container %s %s%s%s' % (
                 container.get('name'), state, (' (%s)' % detail['reason']) if 'reason' in detail else '',
                 (', exit code %s' % detail['exitCode']) if 'exitCode' in detail else '')
+            pull_problem = image_pull_problem(container, _mapping(pod).get('spec'))
+            if pull_problem:
+                report += ': %s; %s' % (pull_problem, IMAGE_PULL_FIX)
     return passed, report
+
+
+# The kubelet's reasons for a container that waits on its image (kubelet/images/types.go).
+IMAGE_PULL_REASONS = ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'ImageInspectError')
+
+
+IMAGE_PULL_FIX = ('check that the node reaches that registry, that its containerd trusts the registry\'s CA '
+                  '(/etc/containerd/certs.d/<registry>/) and has the pull Secret it needs, and that the image is there '
+                  '(images_deliver with images_registry pushes it)')
+
+
+def image_registry(image):
+    """The registry an image reference is pulled from, as the kubelet reads it: the first path component
+    when it has a dot or a port or is localhost, else Docker Hub."""
+    first, sep, _rest = str(image or '').partition('/')
+    return first if sep and ('.' in first or ':' in first or first == 'localhost') else 'docker.io'
+
+
+def image_pull_problem(container, pod_spec=None):
+    """'' or what a container waiting on its image says: the image, its registry, the kubelet's message.
+    ``container`` is a containerStatuses item; the image comes from it or from the pod's spec."""
+    waiting = _mapping(_mapping(_mapping(container).get('state')).get('waiting'))
+    if waiting.get('reason') not in IMAGE_PULL_REASONS:
+        return ''
+    image = _mapping(container).get('image') or ''
+    if not image:
+        for spec_container in _objects(_mapping(pod_spec).get('containers')):
+            if spec_container.get('name') == _mapping(container).get('name'):
+                image = spec_container.get('image') or ''
+    message = str(waiting.get('message') or '')
+    return 'the node cannot pull %s from the registry %s%s' % (
+        image or 'its image', image_registry(image), (' (%s)' % message[:300]) if message else '')
 
 
 def _pod_key(spec):

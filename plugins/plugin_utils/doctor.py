@@ -44,6 +44,7 @@ import re
 
 from ansible_collections.npu.ascend.plugins.module_utils import docker_config
 from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
 from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
 from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
@@ -448,6 +449,12 @@ def _device_plugin_causes(name, evidence, context):
                            'add the taint to device_plugin_extra_tolerations and rerun npu.ascend.device_plugin, '
                            'or remove the taint: `kubectl taint node %s %s:%s-`' % (
                                name, blocking[0].get('key'), blocking[0].get('effect')))
+        pull_problems = [k8s_fleet.image_pull_problem(status, _spec(pod)) for pod in pods
+                         for status in _status(pod).get('containerStatuses') or []]
+        pull_problems = [problem for problem in pull_problems if problem]
+        if pull_problems:
+            return finding(name, 'device-plugin', 'the device plugin pod on the node cannot pull its image',
+                           '; '.join(pull_problems), k8s_fleet.IMAGE_PULL_FIX)
         if pods:
             states = []
             for pod in pods:

@@ -28,6 +28,9 @@ CNI_PLUGINS_VERSION=v1.10.0
 PAUSE_VERSION=3.10.2
 # The newest node_exporter release the module proxy serves (its go.mod asks for go 1.25.0).
 NODE_EXPORTER_VERSION=v1.12.1
+# The CNCF distribution registry (roles/images' registry mode is pushed to it in tests/k8s); its
+# go.mod asks for go 1.26.0.
+DISTRIBUTION_VERSION=v3.1.2
 
 CACHE_ROOT="${NPU_ASCEND_CACHE:-$HOME/.cache/npu-ascend}/k8s"
 
@@ -48,6 +51,7 @@ device_plugin_dir="$CACHE_ROOT/device-plugin-standin-$DEVICE_PLUGIN_DIGEST/bin"
 CNI_PLUGINS=(main/bridge main/loopback ipam/host-local)
 prometheus_dir="$CACHE_ROOT/prometheus-$PROMETHEUS_MODULE_VERSION/bin"
 node_exporter_dir="$CACHE_ROOT/node_exporter-$NODE_EXPORTER_VERSION/bin"
+registry_dir="$CACHE_ROOT/distribution-$DISTRIBUTION_VERSION/bin"
 KUBERNETES_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
 
 print_paths() {
@@ -72,6 +76,8 @@ print_paths() {
     echo "PROMETHEUS=$prometheus_dir/prometheus"
     echo "NODE_EXPORTER=$node_exporter_dir/node_exporter"
     echo "NODE_EXPORTER_VERSION=$NODE_EXPORTER_VERSION"
+    echo "REGISTRY=$registry_dir/registry"
+    echo "REGISTRY_VERSION=$DISTRIBUTION_VERSION"
 }
 
 promtool_release() {
@@ -356,6 +362,21 @@ build_node_exporter() {
     "$node_exporter_dir/node_exporter" --version
 }
 
+# The distribution registry; its release is stamped as its own release build does, so that
+# `registry --version` prints it (a module build would say v3.1.2+unknown).
+build_registry() {
+    if cached "registry github.com/distribution/distribution/v3 $DISTRIBUTION_VERSION" "$registry_dir/registry"; then
+        echo "build.sh: registry $DISTRIBUTION_VERSION already cached in $registry_dir"
+        return 0
+    fi
+    echo "build.sh: building the distribution registry $DISTRIBUTION_VERSION"
+    mkdir -p "$registry_dir"
+    GOBIN="$registry_dir" go install -trimpath \
+        -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$DISTRIBUTION_VERSION" \
+        "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"
+    "$registry_dir/registry" --version
+}
+
 build_etcd
 build_kubernetes "$kubernetes_dir" "${KUBERNETES_BINARIES[@]}"
 build_kwok
@@ -368,3 +389,4 @@ build_pause
 build_device_plugin_standin
 build_prometheus
 build_node_exporter
+build_registry

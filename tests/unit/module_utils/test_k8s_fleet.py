@@ -349,3 +349,26 @@ def test_the_namespace_and_the_pull_secret_come_first():
     secret = {'metadata': {'name': 'npu-validation-registry', 'namespace': NS}, 'data': {}}
     validate(api, [vspec('a')], secrets=[secret])
     assert api.calls[:2] == [('ensure_namespace', NS), ('apply_secret', 'npu-validation-registry')]
+
+
+def test_a_validation_pod_that_cannot_pull_its_image_names_the_image_and_its_registry():
+    pod_spec = {'pod': {'metadata': {'namespace': 'npu-validation', 'name': 'validate-a'}}, 'name': 'a', 'npu_count': 1,
+                'resource': 'huawei.com/Ascend910', 'success_phases': ['Succeeded']}
+    pod = {'spec': {'containers': [{'name': 'validate', 'image': 'registry.example.com/ascend/busybox:1.36'}]},
+           'status': {'phase': 'Pending', 'containerStatuses': [
+               {'name': 'validate', 'state': {'waiting': {'reason': 'ErrImagePull', 'message': 'connection refused'}}}]}}
+    passed, report = k8s_fleet.pod_report(pod_spec, pod)
+    assert not passed
+    assert ('container validate waiting (ErrImagePull): the node cannot pull registry.example.com/ascend/busybox:1.36 '
+            'from the registry registry.example.com (connection refused)') in report
+    assert 'images_registry' in report
+    # Another reason of waiting is no pull problem.
+    pod['status']['containerStatuses'][0]['state']['waiting'] = {'reason': 'ContainerCreating'}
+    assert 'cannot pull' not in k8s_fleet.pod_report(pod_spec, pod)[1]
+
+
+@pytest.mark.parametrize('image, registry', [
+    ('busybox:1.36', 'docker.io'), ('library/busybox', 'docker.io'), ('localhost/a:1', 'localhost'),
+    ('r.example:5000/a/b:1', 'r.example:5000'), ('', 'docker.io')])
+def test_image_registry(image, registry):
+    assert k8s_fleet.image_registry(image) == registry

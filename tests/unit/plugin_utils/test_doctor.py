@@ -294,9 +294,9 @@ def test_zero_npus_explained_by_a_plugin_pod_that_is_not_running_then_by_no_pod(
     state = zero_a2()
     state['device_plugin_pods'] = [plugin_pod('910', A2, phase='Pending'), plugin_pod('310p', DUO)]
     state['device_plugin_pods'][0]['status']['containerStatuses'] = [
-        {'name': 'device-plugin', 'state': {'waiting': {'reason': 'ImagePullBackOff'}}}]
+        {'name': 'device-plugin', 'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}]
     item = only(doctor.diagnose([node_evidence()], state))
-    assert 'not running' in item['problem'] and 'ImagePullBackOff' in item['evidence']
+    assert 'not running' in item['problem'] and 'CrashLoopBackOff' in item['evidence']
     state['device_plugin_pods'] = [plugin_pod('310p', DUO)]
     item = only(doctor.diagnose([node_evidence()], state))
     assert item['problem'].endswith('no device plugin pod runs on the node')
@@ -664,3 +664,16 @@ def test_an_a3_stack_the_matrix_does_not_know_is_a_finding():
     evidence = a3_evidence(versions=stack_check(cann='8.3.RC1', driver='25.3.rc1', chip_family='A3'))
     item = only(doctor.diagnose([evidence], a3_cluster()))
     assert 'cann 8.3.RC1 with driver 25.3.rc1' in item['problem'] + item['evidence']
+
+
+def test_zero_npus_explained_by_an_image_the_node_cannot_pull_names_the_registry():
+    state = zero_a2()
+    state['device_plugin_pods'] = [plugin_pod('910', A2, phase='Pending'), plugin_pod('310p', DUO)]
+    state['device_plugin_pods'][0]['status']['containerStatuses'] = [
+        {'name': 'device-plugin', 'image': 'registry.example.com:5000/ascend/ascend-k8sdeviceplugin:v7.3.0',
+         'state': {'waiting': {'reason': 'ImagePullBackOff', 'message': 'Back-off pulling image: x509: unknown authority'}}}]
+    item = only(doctor.diagnose([node_evidence()], state))
+    assert item['problem'].endswith('the device plugin pod on the node cannot pull its image')
+    assert 'registry.example.com:5000/ascend/ascend-k8sdeviceplugin:v7.3.0 from the registry registry.example.com:5000' \
+        in item['evidence'] and 'x509: unknown authority' in item['evidence']
+    assert 'certs.d' in item['fix'] and 'images_registry' in item['fix']

@@ -144,7 +144,17 @@ def test_an_archive_saved_under_the_registry_name_is_named_with_the_tag_that_fix
 
 
 def test_the_filters_are_registered():
-    assert set(FilterModule().filters()) == {'images_plan', 'images_judgement', 'images_import_problems', 'images_bundle'}
+    assert set(FilterModule().filters()) == {'images_plan', 'images_judgement', 'images_import_problems', 'images_bundle',
+                                             'images_registry_reference'}
+
+
+def test_the_registry_reference_filter():
+    reference = FilterModule().filters()['images_registry_reference']
+    assert reference(PLUGIN, 'r.example:5000/ascend') == 'r.example:5000/ascend/' + PLUGIN
+    assert reference(PLUGIN, 'https://r.example/') == 'r.example/' + PLUGIN
+    assert reference(PLUGIN, '') == PLUGIN
+    with pytest.raises(AnsibleFilterError, match='names no registry host'):
+        reference(PLUGIN, 'site/ascend')
 
 
 def test_an_unknown_architecture_matters_only_when_the_archive_is_needed():

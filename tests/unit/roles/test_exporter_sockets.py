@@ -24,6 +24,7 @@ def daemonset(domain=None, **overrides):
                          for key, value in loaded.items())
     # What npu.ascend.k8s_label_keys gives for npu_ascend_label_domain (a bare Templar has no collection filters).
     variables['__exporter_keys'] = label_keys(domain)
+    variables['__exporter_image_reference'] = 'npu-exporter:v7.3.0'
     variables.update(overrides)
     templar = Templar(loader=DataLoader(), variables=variables)
     rendered = templar.template(trust_as_template((ROLE / 'templates' / 'objects.yml.j2').read_text(encoding='utf-8')))
