@@ -259,9 +259,9 @@ def accelerator_type(chip_family, npu_count, board_id=None, product=None):
 
 def fabric_label(fabric, chips):
     """``(value, note)`` of the ``<domain>/fabric`` label: ``passed`` while the node's NPUs have RoCE ports
-    (npu-smi names chips of one catalogue row with RoCE: A2 training chips, the legacy 910, A3 dies) and the probe found the hccn role's gate passed for the configuration
-    that is live (ascend_facts ``fabric.state``); else None (the label is removed) and, for a training
-    node whose verdict does not hold, why.
+    (npu-smi names chips of one catalogue row with RoCE: A2 training chips, the legacy 910, A3 dies) and the
+    probe found the hccn role's gate passed for the configuration that is live (ascend_facts ``fabric.state``);
+    else None (the label is removed) and, for a training node whose verdict does not hold, why.
 
     Nodes whose chips cannot be told (npu-smi not read) or are no training chips get no label: the
     label says a job can span this node over RoCE, which only a gated training node can."""

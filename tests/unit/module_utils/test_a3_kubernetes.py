@@ -17,7 +17,6 @@ from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as 
 from conftest import SAMPLES_DIR
 
 
-
 def _sample(name):
     with open(os.path.join(SAMPLES_DIR, 'npu-smi', name), encoding='utf-8') as handle:
         return handle.read()
@@ -143,7 +142,7 @@ def test_an_a3_server_outside_a_super_pod_is_module_a3_16_and_loses_the_super_po
 
 def test_an_explicit_accelerator_type_wins_over_membership():
     labels = npu_labels.node_labels(a3_facts(), chips=a3_chips(), accelerator_type_override='module-a3-8-super-pod',
-                                            super_pod={'super_pod_id': 7, 'server_index': 1})[0]
+                                    super_pod={'super_pod_id': 7, 'server_index': 1})[0]
     assert labels['accelerator-type'] == 'module-a3-8-super-pod'
     assert labels['huawei.com/topotree.superpodid'] == '7'
 
@@ -151,7 +150,7 @@ def test_an_explicit_accelerator_type_wins_over_membership():
 @pytest.mark.parametrize('family,count,product', [('910b', 8, 'Atlas 800I A2'), ('310p', 2, 'Atlas 300I Duo')])
 def test_other_chips_never_carry_or_lose_the_super_pod_labels(family, count, product):
     labels = npu_labels.node_labels(a3_facts(chip_family=family, npu_count=count, product=product),
-                                            super_pod={'super_pod_id': 7, 'server_index': 1})[0]
+                                    super_pod={'super_pod_id': 7, 'server_index': 1})[0]
     assert 'huawei.com/topotree.superpodid' not in labels
     assert 'npu.ascend/super-pod-server-index' not in labels
 

@@ -114,8 +114,8 @@ def test_a_failed_earlier_installer_fails_this_run_with_its_own_message(driver, 
     assert result['adopted'] and not driver['calls'].exists()
 
 
-def test_an_earlier_module_killed_without_a_result_leaves_the_decision_to_the_installed_version(driver, run_module,
-                                                                                             earlier_run, monkeypatch):
+def test_an_earlier_module_killed_without_a_result_leaves_the_decision_to_the_installed_version(
+        driver, run_module, earlier_run, monkeypatch):
     recorded = []
     monkeypatch.setattr(ascend_runfile.AnsibleModule, 'warn', lambda module, text, **kwargs: recorded.append(text))
     with earlier_run(None, on_finish=lambda: write_version(driver)):

@@ -166,9 +166,8 @@ def test_a_die_whose_hccs_link_is_down_names_node_die_cause_and_fix():
 
 
 def test_a_lost_hccs_ping_names_the_peer_and_an_unsupported_one_is_no_failure():
-    nodes = hccn_plan.gate_nodes({'p1': hostvars([die_state(0)], hccs_pings=[hccs(0, '192.1.2.199', 'p2 die 0', 0),
-                                                                            hccs(0, '192.2.2.199', 'p3 die 0',
-                                                                                 supported=False)]),
+    pings = [hccs(0, '192.1.2.199', 'p2 die 0', 0), hccs(0, '192.2.2.199', 'p3 die 0', supported=False)]
+    nodes = hccn_plan.gate_nodes({'p1': hostvars([die_state(0)], hccs_pings=pings),
                                   'p2': hostvars([die_state(0, server=1)], server=1)}, ['p1', 'p2'])
     problems = hccn_plan.gate_problems('p1', nodes)
     assert len(problems) == 1 and problems[0]['message'].startswith(

@@ -242,8 +242,8 @@ def _installer_point(nodes, forks, wall):
 
 
 @pytest.mark.parametrize('big_wall, big_forks, met', [(140.0, 10, True), (160.0, 10, False), (100.0, 50, False)])
-def test_the_installer_target_needs_fewer_forks_than_nodes_and_at_most_one_and_a_half_times_n10(big_wall, big_forks,
-                                                                                               met):
+def test_the_installer_target_needs_fewer_forks_than_nodes_and_at_most_one_and_a_half_times_n10(
+        big_wall, big_forks, met):
     results = {'points': [_installer_point(10, 10, 100.0), _installer_point(50, big_forks, big_wall)]}
     targets, ratios = [], {}
     scale.installer_target(results, targets, ratios)
