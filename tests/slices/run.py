@@ -447,6 +447,8 @@ def main(argv=None):
     os.makedirs(WORK_DIR, exist_ok=True)
     results = {'durations': {}}
     started = time.monotonic()
+    # What the results say when the lane is stopped (SIGTERM, Ctrl-C) before it could judge.
+    problems = ['interrupted']
     try:
         problems = lane(args, results)
     except (SlicesError, ee_image.BuildError, fleet.SandboxError) as error:
@@ -455,7 +457,7 @@ def main(argv=None):
         if not args.keep:
             timed('fleet-down', fleet_command('down'), results, fail=False)
         results['durations']['total'] = round(time.monotonic() - started, 1)
-        results['problems'] = problems if 'problems' in locals() else ['interrupted']
+        results['problems'] = problems
         with open(RESULTS, 'w') as handle:
             json.dump(results, handle, indent=1, sort_keys=True)
             handle.write('\n')
