@@ -162,12 +162,10 @@ def parse_net_health(text):
     return status
 
 
-def parse_ping(text, npu=None, target=None):
-    """``-ping -g address A``: npu, target, transmitted, received, loss_pct, times_ms, avg_ms, max_ms.
-
-    Transcripts are published without their first line ``device N PING A`` too; ``npu`` and ``target``
-    (what was asked) stand for it then. The count comes from the summary line either way.
-    """
+def _ping_transcript(text, npu, target, command, reply_pattern, unit):
+    """The transcript of ``-ping`` or ``-hccs_ping`` (same header and summary lines; ``reply_pattern`` reads
+    the reply times, in ``unit``): npu, target, transmitted, received, loss_pct, times_<unit>, avg_<unit>,
+    max_<unit>."""
     headers = _PING_HEADER.findall(text or '')
     if len(headers) > 1:
         raise HccnParseError('expected at most one device N PING line, found %d in %r' % (len(headers), _excerpt(text)))
@@ -175,18 +173,27 @@ def parse_ping(text, npu=None, target=None):
     summary = _one(_PING_SUMMARY, text, 'packets transmitted')
     transmitted, received = int(summary[0]), int(summary[1])
     if received > transmitted:
-        raise HccnParseError('ping summary says %d received of %d transmitted' % (received, transmitted))
-    times = [float(reply[1]) for reply in _PING_REPLY.findall(text)]
+        raise HccnParseError('%s summary says %d received of %d transmitted' % (command, received, transmitted))
+    times = [float(reply[1]) for reply in reply_pattern.findall(text)]
     return {
         'npu': None if header[0] is None else int(header[0]),
-        'target': None if header[1] is None else _address(header[1], 'ping target'),
+        'target': None if header[1] is None else _address(header[1], '%s target' % command),
         'transmitted': transmitted,
         'received': received,
         'loss_pct': float(summary[2]),
-        'times_ms': times,
-        'avg_ms': round(sum(times) / len(times), 3) if times else None,
-        'max_ms': max(times) if times else None,
+        'times_' + unit: times,
+        'avg_' + unit: round(sum(times) / len(times), 3) if times else None,
+        'max_' + unit: max(times) if times else None,
     }
+
+
+def parse_ping(text, npu=None, target=None):
+    """``-ping -g address A``: npu, target, transmitted, received, loss_pct, times_ms, avg_ms, max_ms.
+
+    Transcripts are published without their first line ``device N PING A`` too; ``npu`` and ``target``
+    (what was asked) stand for it then. The count comes from the summary line either way.
+    """
+    return _ping_transcript(text, npu, target, 'ping', _PING_REPLY, 'ms')
 
 
 # -vnic -g (driver source tool_ops.c, tool_vnic_cmd_execute; a public example of `hccn_tool -g -vnic -i 0`): three
@@ -224,25 +231,7 @@ def parse_vnic(text):
 def parse_hccs_ping(text, npu=None, target=None):
     """``hccn_tool -i N -hccs_ping -g address A``: as parse_ping, the times in microseconds (``times_us``,
     ``avg_us``, ``max_us``). The header line and the summary are those of ``-ping`` (``packets loss``)."""
-    headers = _PING_HEADER.findall(text or '')
-    if len(headers) > 1:
-        raise HccnParseError('expected at most one device N PING line, found %d in %r' % (len(headers), _excerpt(text)))
-    header = headers[0] if headers else (npu, target)
-    summary = _one(_PING_SUMMARY, text, 'packets transmitted')
-    transmitted, received = int(summary[0]), int(summary[1])
-    if received > transmitted:
-        raise HccnParseError('hccs_ping summary says %d received of %d transmitted' % (received, transmitted))
-    times = [float(reply[1]) for reply in _HCCS_REPLY.findall(text)]
-    return {
-        'npu': None if header[0] is None else int(header[0]),
-        'target': None if header[1] is None else _address(header[1], 'hccs_ping target'),
-        'transmitted': transmitted,
-        'received': received,
-        'loss_pct': float(summary[2]),
-        'times_us': times,
-        'avg_us': round(sum(times) / len(times), 3) if times else None,
-        'max_us': max(times) if times else None,
-    }
+    return _ping_transcript(text, npu, target, 'hccs_ping', _HCCS_REPLY, 'us')
 
 
 def parse_lldp_ifname(text):
