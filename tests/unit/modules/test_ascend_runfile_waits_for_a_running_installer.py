@@ -4,7 +4,6 @@ returns its result: it never starts a second installer on top of it."""
 
 import json
 import os
-import platform
 import stat
 import subprocess
 import time
@@ -14,19 +13,10 @@ import pytest
 from ansible_collections.npu.ascend.plugins.module_utils import installer_record, node_lock, reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
-DRIVER_ARCH = 'x86-64' if platform.machine() == 'x86_64' else platform.machine()
-VERSION = '25.0.rc1.1'
+# The driver installer stand-in of the node lock's tests: --check, an install writing version.info.
+from test_ascend_runfile_node_lock import DRIVER_ARCH, INSTALLER
 
-INSTALLER = r'''#!/bin/bash
-echo "$@" >> "$(dirname "$0")/calls.log"
-path=/usr/local/Ascend
-for arg in "$@"; do case "$arg" in --install-path=*) path="${arg#--install-path=}";; esac; done
-case " $* " in *" --check "*) echo "SHA256 checksums are OK. All good."; exit 0;; esac
-mkdir -p "$path/driver"
-printf 'Version=25.0.rc1.1\n' > "$path/driver/version.info"
-echo "[Driver] [INFO]Driver package installed successfully! Reboot needed for installation/upgrade to take effect!"
-exit 2
-'''
+VERSION = '25.0.rc1.1'
 
 
 @pytest.fixture
