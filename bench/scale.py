@@ -288,7 +288,8 @@ def measured_playbook(name, path, forks, cgroups, extra_env=None, extra_args=())
 # wait for the NPUs): started on every node and waited for together, their wall should not depend on
 # forks, nor grow with N.
 INSTALLER_ACTIONS = ('npu.ascend.ascend_runfile', 'ascend_runfile', 'ansible.builtin.async_status', 'async_status')
-INSTALLER_ROLES = ('hdk', 'cann', 'container_runtime')
+# The packages role runs the installers of hdk, cann and container_runtime (its install entry point).
+INSTALLER_ROLES = ('hdk', 'cann', 'container_runtime', 'packages')
 REBOOT_ACTIONS = ('ansible.builtin.reboot', 'reboot', 'ansible.builtin.wait_for_connection', 'wait_for_connection')
 
 

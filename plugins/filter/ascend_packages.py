@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.ascend_packages_plan``, ``_judgement``, ``_staged`` and ``_bundle``.
+"""Filters ``npu.ascend.ascend_packages_plan``, ``_judgement``, ``_staged``, ``_bundle``, ``_refusal``,
+``_file_name_refusal`` and ``_download_failure``.
 
 The packages role's decisions (plugins/plugin_utils/package_resolution.py); the judgement looks at
 the controller's package directory itself. Documentation is in the sidecar files of the same names.
@@ -64,6 +65,31 @@ def ascend_packages_bundle(resolved_by_host):
     return fleet_bundle(resolved_by_host)
 
 
+def ascend_packages_refusal(resolved, host):
+    """The message for the resolved packages that cannot be used ('' when all can)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import refusal_message
+    if not isinstance(resolved, list):
+        raise AnsibleFilterError('ascend_packages_refusal expects packages_resolved (a list)')
+    return refusal_message(resolved, str(host))
+
+
+def ascend_packages_file_name_refusal(plan, host):
+    """The message for the planned packages whose file name is not a plain file name ('' when none)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import file_name_refusal
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import file_name_problem
+    if not isinstance(plan, list):
+        raise AnsibleFilterError('ascend_packages_file_name_refusal expects the packages plan (a list)')
+    return file_name_refusal(plan, str(host), file_name_problem)
+
+
+def ascend_packages_download_failure(results, host):
+    """The message for the packages the mirror download failed to fetch."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import download_failure_message
+    if not isinstance(results, list):
+        raise AnsibleFilterError('ascend_packages_download_failure expects the results of the download loop (a list)')
+    return download_failure_message(results, str(host))
+
+
 class FilterModule(object):
     """The packages role's decisions."""
 
@@ -73,4 +99,7 @@ class FilterModule(object):
             'ascend_packages_plan': ascend_packages_plan,
             'ascend_packages_judgement': ascend_packages_judgement,
             'ascend_packages_staged': ascend_packages_staged,
+            'ascend_packages_refusal': ascend_packages_refusal,
+            'ascend_packages_file_name_refusal': ascend_packages_file_name_refusal,
+            'ascend_packages_download_failure': ascend_packages_download_failure,
         }

@@ -51,6 +51,25 @@ def ascend_plan_packages(plan, role=None, chip=None):
         raise AnsibleFilterError('ascend_plan_packages: %s' % error)
 
 
+def ascend_plan_refusal(plan, role, host):
+    """The message a role stops with for what the plan refuses of its components ('' when nothing)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner
+    if not isinstance(plan, Mapping) or 'roles' not in plan:
+        raise AnsibleFilterError('ascend_plan_refusal expects a plan made by npu.ascend.ascend_plan')
+    try:
+        return planner.refusal_message(plan, role, str(host))
+    except ValueError as error:
+        raise AnsibleFilterError('ascend_plan_refusal: %s' % error)
+
+
+def ascend_operator_kernels_installed(installed, chip=None):
+    """Every installed version of the operator kernels, as the cann role's uninstall takes them."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils import planner
+    if not isinstance(installed, Mapping):
+        raise AnsibleFilterError('ascend_operator_kernels_installed expects the probe\'s installed software (a dict)')
+    return planner.operator_kernels_installed(installed, chip)
+
+
 def ascend_probe_current(probe, install_path, npu_smi=False):
     """Whether this run's probe still describes the node for a role (its install path, and npu-smi when asked)."""
     from ansible_collections.npu.ascend.plugins.plugin_utils import planner
@@ -65,5 +84,7 @@ class FilterModule(object):
             'ascend_wanted_stack': ascend_wanted_stack,
             'ascend_plan': ascend_plan,
             'ascend_plan_packages': ascend_plan_packages,
+            'ascend_plan_refusal': ascend_plan_refusal,
+            'ascend_operator_kernels_installed': ascend_operator_kernels_installed,
             'ascend_probe_current': ascend_probe_current,
         }

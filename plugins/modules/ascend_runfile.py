@@ -45,7 +45,7 @@ options:
   src:
     description:
       - Path of the C(.run) file on the node. It must be executable.
-      - Required with O(state=present). With O(state=absent) it is used for the C(--uninstall) of CANN
+      - Required with O(state=present) unless O(installers) is given. With O(state=absent) it is used for the C(--uninstall) of CANN
         packages and the docker runtime when it exists.
       - In check mode it may be missing (a dry run does not copy the package to a fresh node); the plan is
         then made from the file name alone, with a warning that O(checksum) and the archive are not checked.
@@ -102,6 +102,33 @@ options:
         kernels and ops (several GB to unpack), V(900) for NNAL and V(600) for the docker runtime.
       - Must be a positive number of seconds; there is no "no limit".
     type: int
+  installers:
+    description:
+      - Several packages to install or upgrade in this order, in one process, instead of O(src) - for example
+        the firmware and the driver, or the CANN toolkit, its operator kernels and NNAL. The roles start one
+        such run in the background on every node of the play and wait for it once.
+      - Each entry is handled as a run with that O(src) alone would be (checksum, archive check, record,
+        adoption of an earlier run's installer, node lock, timeout); the other options are shared. The node
+        lock is released between two installers. The first installer that fails ends the run; those after
+        it do not run.
+      - Only with O(state=present); not together with O(src), O(component), O(checksum) or O(timeout).
+    type: list
+    elements: dict
+    suboptions:
+      src:
+        description: Path of the C(.run) file on the node, as O(src).
+        type: path
+        required: true
+      component:
+        description: The component, as O(component).
+        type: str
+        choices: [driver, firmware, toolkit, kernels, ops, nnal, docker_runtime]
+      checksum:
+        description: Expected SHA-256 of this O(installers[].src), as O(checksum).
+        type: str
+      timeout:
+        description: Seconds each run of this installer may take, as O(timeout).
+        type: int
   lock_timeout:
     description:
       - Seconds to wait for the node lock C(/run/npu_ascend/lock) before the installers run. The collection's
@@ -158,6 +185,14 @@ EXAMPLES = r'''
     src: /opt/ascend/Ascend-docker-runtime_7.3.0_linux-x86_64.run
     extra_args:
       - --install-scene=containerd
+
+- name: Install the CANN toolkit, then its operator kernels, in one run
+  npu.ascend.ascend_runfile:
+    installers:
+      - src: /opt/ascend/Ascend-cann-toolkit_8.2.RC1_linux-aarch64.run
+        timeout: 1800
+      - src: /opt/ascend/Ascend-cann-kernels-910b_8.2.RC1_linux-aarch64.run
+  register: cann_installers
 
 - name: Remove the CANN toolkit
   npu.ascend.ascend_runfile:
@@ -228,6 +263,25 @@ adopted:
       and returned its result instead of running the installer again; names that run (pid, start, argv).
   returned: when an earlier run's installer was waited for
   type: dict
+results:
+  description:
+    - With O(installers), each installer's result (the keys above), in their order; the run stops after the first
+      that failed, and its C(msg), C(component), C(cause) and C(fix) are also the run's own.
+  returned: with O(installers)
+  type: list
+  elements: dict
+components:
+  description: With O(installers), the components handled, in their order.
+  returned: with O(installers)
+  type: list
+  elements: str
+  sample: [firmware, driver]
+changed_components:
+  description: With O(installers), the components whose installer ran (or, in check mode, would run).
+  returned: with O(installers)
+  type: list
+  elements: str
+  sample: [driver]
 log_tail:
   description:
     - The last 20 lines of the installer's log (the C(LogFile) it names, else
@@ -637,24 +691,71 @@ def _report_plan(module, result, plan, version_before, commands, package_version
         result['diff'] = {'before': 'version: %s\n' % version_before, 'after': 'version: %s\n' % expected_after}
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type='path'),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            component=dict(type='str', choices=list(runfile.MANAGED_COMPONENTS)),
-            checksum=dict(type='str'),
-            install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
-            install_for_all=dict(type='bool'),
-            extra_args=dict(type='list', elements='str', default=[]),
-            allow_downgrade=dict(type='bool', default=False),
-            timeout=dict(type='int'),
-            lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
-        ),
-        required_if=[('state', 'present', ('src',))],
-        required_one_of=[('src', 'component')],
-        supports_check_mode=True,
-    )
+ARGUMENT_SPEC = dict(
+    src=dict(type='path'),
+    state=dict(type='str', default='present', choices=['present', 'absent']),
+    component=dict(type='str', choices=list(runfile.MANAGED_COMPONENTS)),
+    checksum=dict(type='str'),
+    install_path=dict(type='path', default=runfile.DEFAULT_INSTALL_PATH),
+    install_for_all=dict(type='bool'),
+    extra_args=dict(type='list', elements='str', default=[]),
+    allow_downgrade=dict(type='bool', default=False),
+    timeout=dict(type='int'),
+    lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
+    installers=dict(type='list', elements='dict', options=dict(
+        src=dict(type='path', required=True),
+        component=dict(type='str', choices=list(runfile.MANAGED_COMPONENTS)),
+        checksum=dict(type='str'),
+        timeout=dict(type='int'),
+    )),
+)
+# What each entry of installers sets for its own installer; the other options are shared.
+INSTALLER_OWN = ('src', 'component', 'checksum', 'timeout')
+
+
+class InstallerDone(Exception):
+    """One installer of ``installers`` ended (its exit_json or fail_json); the module goes on to the next."""
+
+    def __init__(self, result):
+        super(InstallerDone, self).__init__(result.get('msg') or '')
+        self.result = result
+
+
+class OneInstaller(object):
+    """The module as one entry of ``installers`` sees it: that entry's options, and an exit that ends only it.
+
+    The functions of this module call ``exit_json``/``fail_json`` where a single installer ends; for a
+    list of installers run in one process those end the installer, not the process.
+    """
+
+    def __init__(self, module, params):
+        self._module = module
+        self.params = params
+        self.check_mode = module.check_mode
+        self._diff = module._diff
+
+    def warn(self, warning):
+        self._module.warn(warning)
+
+    def run_command(self, *args, **kwargs):
+        return self._module.run_command(*args, **kwargs)
+
+    def jsonify(self, data):
+        return self._module.jsonify(data)
+
+    def exit_json(self, **result):
+        raise InstallerDone(dict(result, failed=False))
+
+    def fail_json(self, **result):
+        raise InstallerDone(dict(result, failed=True))
+
+
+def run_one(module, locks=None):
+    """Decide and run one installer; ends through ``module.exit_json``/``fail_json``.
+
+    The node lock it takes is appended to ``locks`` when given (a list of installers releases it after each);
+    otherwise it is held until the process exits.
+    """
     params = module.params
     src, state, install_path = params['src'], params['state'], params['install_path']
     if params['timeout'] is not None and params['timeout'] <= 0:
@@ -689,6 +790,14 @@ def main():
     # died, or a run beside this one): wait for it and take its result, never start a second one.
     boot, earlier = read_running_installer(module, component)
     same = earlier is not None and same_installer(earlier, component, package_version, state)
+    if same:
+        # Its result is written when its installer ends; the module that started it may hold the node lock
+        # longer (a list of installers goes on to the next one), and taking a result runs nothing.
+        installer_record.wait_while(
+            lambda: installer_record.read_result(earlier) is None and installer_record.running(earlier, boot),
+            earlier['deadline_epoch'] + KILL_AFTER_SECONDS)
+        if installer_record.read_result(earlier) is not None:
+            adopt_earlier_installer(module, runner, earlier, boot)
     lock_wait = params['lock_timeout']
     if same and lock_wait is not None and lock_wait >= 0:
         lock_wait = max(lock_wait, int(earlier['deadline_epoch'] - time.time()) + KILL_AFTER_SECONDS)
@@ -696,8 +805,10 @@ def main():
     # One installer at a time per node, and none while a runtime module edits an engine config;
     # held until this process exits (the kernel releases it then, also when the run is killed).
     try:
-        node_lock.NodeLock(timeout=lock_wait, holder={
+        lock = node_lock.NodeLock(timeout=lock_wait, holder={
             'module': 'npu.ascend.ascend_runfile', 'target': '%s %s' % (component, src or '')}).acquire()
+        if locks is not None:
+            locks.append(lock)
     except (node_lock.NodeLockTimeout, node_lock.NodeLockError, ValueError) as error:
         runner.fail('%s %s not started: %s' % (component, plan['action'], error))
     if same:
@@ -762,6 +873,72 @@ def main():
     result['log_tail'] = log_tail_for(component, runner.output, runner.started_at)
     runner.save_result(result)
     module.exit_json(**result)
+
+
+def run_entry(module, params):
+    """The result of one entry of ``installers``, run as a single installer; the node lock it took is released."""
+    locks = []
+    try:
+        run_one(OneInstaller(module, params), locks)
+    except InstallerDone as done:
+        return done.result
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+    # run_one ends through exit_json or fail_json; reaching here is a defect of this module, said as a failure.
+    return {'failed': True, 'changed': False, 'component': params.get('component'),
+            'msg': 'ascend_runfile: the installer of %s ended without a result' % params.get('src')}
+
+
+def run_list(module):
+    """Run the installers of ``installers`` in their order in this one process; stop at the first that fails.
+
+    One background job then installs a whole role's packages: the roles start it on every node and wait
+    for it once. Each installer keeps what a single one has (its checksum and archive check, its record
+    and the adoption of an earlier run's installer, the node lock, its timeout); the lock is released
+    between installers, so a run beside this one can only take the next component before it, which this
+    run then keeps (it decides again under the lock).
+    """
+    results = []
+    for entry in module.params['installers']:
+        params = dict(module.params, installers=None)
+        params.update((key, entry[key]) for key in INSTALLER_OWN)
+        result = run_entry(module, params)
+        results.append(result)
+        if result.get('failed'):
+            break
+    summary = {
+        'changed': any(result.get('changed') for result in results),
+        'reboot_required': any(result.get('reboot_required') for result in results),
+        'results': results,
+        'components': [result.get('component') for result in results],
+        'changed_components': [result.get('component') for result in results if result.get('changed')],
+    }
+    diffs = [result['diff'] for result in results if result.get('diff')]
+    if diffs:
+        summary['diff'] = diffs
+    last = results[-1] if results else {}
+    if last.get('failed'):
+        # The failed installer's own message, cause and fix; component names it for the roles' messages.
+        failed = dict((key, last[key]) for key in ('component', 'action', 'cause', 'fix', 'rc', 'log_tail', 'adopted')
+                      if key in last)
+        module.fail_json(msg=last.get('msg') or '', **dict(summary, **failed))
+    module.exit_json(**summary)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        required_if=[('state', 'present', ('src', 'installers'), True)],
+        required_one_of=[('src', 'component', 'installers')],
+        mutually_exclusive=[('installers', key) for key in INSTALLER_OWN],
+        supports_check_mode=True,
+    )
+    if module.params['installers'] is not None:
+        if module.params['state'] != 'present':
+            module.fail_json(msg='installers installs or upgrades; uninstall one component at a time with src or component')
+        run_list(module)
+    run_one(module)
 
 
 if __name__ == '__main__':

@@ -193,3 +193,39 @@ def fleet_bundle(resolved_by_host):
     for entry in entries:
         entry['line'] = _bundle_line(entry)
     return entries
+
+
+# ---------------------------------------------------------------- the messages the role stops with
+
+FILE_NAME_FIX = ('give the file name exactly as Huawei publishes it (packages_components[].file_name), '
+                 'without directories')
+
+
+def refusal_message(resolved, host):
+    """The message for every resolved package that cannot be used ('' when all can): each one's cause and fix."""
+    return ' '.join('%s: %s package %s: %s. Fix: %s.' % (host, package['component'], package['file_name'],
+                                                         package['problem'], package['fix'])
+                    for package in resolved or [] if package.get('problem'))
+
+
+def file_name_refusal(plan, host, problem_of):
+    """The message for every planned package whose file name is not a plain file name ('' when none).
+
+    ``problem_of`` is package_trust.file_name_problem (the name's problem, '' for a plain one).
+    """
+    lines = []
+    for package in plan or []:
+        problem = problem_of(package.get('file_name'))
+        if problem:
+            lines.append('%s: %s package: %s. Fix: %s.' % (host, package.get('component'), problem, FILE_NAME_FIX))
+    return ' '.join(lines)
+
+
+def download_failure_message(results, host):
+    """The message for the packages a download from the mirror failed to fetch (``get_url``'s loop results)."""
+    return ' '.join(
+        '%s: %s package %s could not be fetched from %s: %s. Fix: make the mirror serve the file with sha256 %s '
+        '(re-download it from Huawei if the checksum differs).'
+        % (host, result['item']['component'], result['item']['file_name'], result['item']['source'],
+           result.get('msg') or 'unknown error', result['item']['sha256'])
+        for result in results or [] if result.get('failed'))

@@ -210,3 +210,48 @@ def packages_to_stage(plan, role=None, chip=None):
             entry['chip'] = chip
         entries.append(entry)
     return entries
+
+
+# The fix of a refused downgrade, per role: the variables its user sets.
+DOWNGRADE_FIXES = {
+    'hdk': 'raise hdk_driver_version and hdk_firmware_version, or set hdk_allow_downgrade to true if the downgrade '
+           'is intended',
+    'cann': 'raise cann_version (or cann_nnal_version), or set cann_allow_downgrade to true if the downgrade is intended',
+    'container_runtime': 'raise container_runtime_version, or set container_runtime_allow_downgrade to true if the '
+                         'downgrade is intended',
+}
+
+
+def refusal_message(plan, role, host):
+    """The message a role stops with for what ``plan`` refuses of its components; '' when it refuses nothing.
+
+    Each refused component's reason, then the role's downgrade fix unless every refusal is a damaged install
+    (whose reason carries its own fix).
+    """
+    if role not in ROLES:
+        raise ValueError('role %r is not one of %s' % (role, ', '.join(ROLES)))
+    refused = plan['roles'][role]['refused']
+    if not refused:
+        return ''
+    message = '%s: %s.' % (host, '; '.join(item['reason'] for item in refused))
+    if any(not item.get('damaged') for item in refused):
+        message += ' Fix: %s.' % DOWNGRADE_FIXES[role]
+    return message
+
+
+def operator_kernels_installed(installed, chip):
+    """Every installed version of the operator kernels (``ops`` first, then ``kernels``), each as the entry the
+    cann role's uninstall stages and removes: ``{component, version, chip}``.
+
+    Huawei's toolkit upgrade removes the kernels installed with the old toolkit, but a kernels package installed
+    on its own, or by hand after an upgrade, can sit beside a newer one: each version found goes with its own
+    package. ``installed`` is the probe's ``installed`` (``all_versions`` when several are side by side).
+    """
+    found = []
+    for component in ('ops', 'kernels'):
+        entry = (installed or {}).get(component)
+        if not entry:
+            continue
+        versions = entry.get('all_versions') or [entry.get('version')]
+        found.extend({'component': component, 'version': version, 'chip': chip} for version in versions)
+    return found

@@ -278,7 +278,7 @@ CONTROLLER_ROWS = [
         "rerun": ("hdk", {}),
         # The rerun found the first run's driver installer still running and took its result: its wait
         # reports the install as changed (a driver installed before the rerun would be kept, unchanged).
-        "rerun_output": [r"TASK \[npu\.ascend\.hdk : Wait for the first of firmware and driver on every node: driver\]"
+        "rerun_output": [r"TASK \[npu\.ascend\.packages : Wait on every node for the installers of firmware and driver\]"
                          r"[^\n]*\n(?:FAILED - RETRYING[^\n]*\n)*changed: \[flt-a2-01\]"],
         "after": [("clear",), ONE_DRIVER_INSTALL],
     },

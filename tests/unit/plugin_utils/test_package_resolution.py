@@ -22,7 +22,8 @@ STACK = [{'component': 'driver', 'version': '25.0.rc1.1'}, {'component': 'firmwa
 
 def test_registered_names():
     assert sorted(FilterModule().filters()) == [
-        'ascend_packages_bundle', 'ascend_packages_judgement', 'ascend_packages_plan', 'ascend_packages_staged']
+        'ascend_packages_bundle', 'ascend_packages_download_failure', 'ascend_packages_file_name_refusal',
+        'ascend_packages_judgement', 'ascend_packages_plan', 'ascend_packages_refusal', 'ascend_packages_staged']
 
 
 def test_the_plan_names_each_package_and_its_other_architecture_twin():
@@ -169,3 +170,46 @@ def test_the_bundle_lists_each_file_once_with_its_hosts_problems_first():
     assert all(len(entry['hosts']) == 12 for entry in bundle)
     with pytest.raises(AnsibleFilterError, match='host_values'):
         ascend_packages_bundle([good])
+
+
+# ---------------------------------------------------------------- the messages the role stops with
+
+@pytest.mark.parametrize('name', ['ascend_packages_refusal', 'ascend_packages_file_name_refusal',
+                                  'ascend_packages_download_failure'])
+def test_the_message_filters_want_a_list(name):
+    with pytest.raises(AnsibleFilterError, match='a list'):
+        FilterModule().filters()[name]({'not': 'a list'}, 'n1')
+
+
+def test_the_refusal_names_every_unusable_package_with_its_cause_and_fix_and_nothing_else():
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import refusal_message
+    resolved = [{'component': 'driver', 'file_name': 'd.run', 'problem': 'checksum mismatch', 'fix': 'download it again'},
+                {'component': 'firmware', 'file_name': 'f.run', 'problem': None, 'fix': None},
+                {'component': 'toolkit', 'file_name': 't.run', 'problem': 'missing', 'fix': 'copy it there'}]
+    assert refusal_message(resolved, 'n1') == ('n1: driver package d.run: checksum mismatch. Fix: download it again. '
+                                               'n1: toolkit package t.run: missing. Fix: copy it there.')
+    assert refusal_message(resolved[1:2], 'n1') == ''
+
+
+def test_the_file_name_refusal_names_each_name_that_is_not_plain():
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import file_name_refusal
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_trust import file_name_problem
+    plan = [{'component': 'driver', 'file_name': '../etc/x.run'}, {'component': 'firmware', 'file_name': 'f.run'}]
+    message = file_name_refusal(plan, 'n1', file_name_problem)
+    assert message.startswith("n1: driver package: the package file name '../etc/x.run' contains a directory separator")
+    assert message.endswith('Fix: give the file name exactly as Huawei publishes it (packages_components[].file_name), '
+                            'without directories.')
+    assert 'firmware' not in message and file_name_refusal(plan[1:], 'n1', file_name_problem) == ''
+
+
+def test_the_download_failure_names_each_failed_package_its_url_and_the_sha256_wanted():
+    from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import download_failure_message
+    item = {'component': 'driver', 'file_name': 'd.run', 'source': 'https://mirror/d.run', 'sha256': 'a' * 64}
+    results = [{'item': item, 'failed': True, 'msg': 'HTTP Error 404: Not Found'},
+               {'item': dict(item, component='firmware'), 'failed': False},
+               {'item': dict(item, component='toolkit'), 'failed': True}]
+    assert download_failure_message(results, 'n1') == (
+        'n1: driver package d.run could not be fetched from https://mirror/d.run: HTTP Error 404: Not Found. Fix: make '
+        'the mirror serve the file with sha256 %s (re-download it from Huawei if the checksum differs). n1: toolkit '
+        'package d.run could not be fetched from https://mirror/d.run: unknown error. Fix: make the mirror serve the file '
+        'with sha256 %s (re-download it from Huawei if the checksum differs).' % ('a' * 64, 'a' * 64))

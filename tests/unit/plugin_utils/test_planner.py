@@ -244,3 +244,55 @@ def test_plan_properties(installed, wanted, allow, pending):
         assert (order.index('firmware') < order.index('driver')) is bool(installed.get('driver'))
     assert plan['reboot']['needed'] is (pending or any(
         item['role'] == 'hdk' and item['action'] in runfile.INSTALLING_ACTIONS for item in plan['components']))
+
+
+# ---------------------------------------------------------------- a role's refusal message
+
+def test_a_role_with_nothing_refused_says_nothing():
+    plan = planner.plan_node(WANTED, {'installed': dict(CONVERGED, toolkit={'version': '8.3.RC1'})})
+    assert planner.refusal_message(plan, 'hdk', 'a2-01') == ''
+    assert planner.refusal_message(plan, 'container_runtime', 'a2-01') == ''
+
+
+def test_a_refused_downgrade_names_each_reason_and_the_role_s_own_variables():
+    plan = planner.plan_node(WANTED, {'installed': dict(CONVERGED, toolkit={'version': '8.3.RC1'},
+                                                        kernels={'version': '8.3.RC1'})})
+    message = planner.refusal_message(plan, 'cann', 'a2-01')
+    reasons = [item['reason'] for item in plan['roles']['cann']['refused']]
+    assert len(reasons) == 2
+    assert message == 'a2-01: %s. Fix: raise cann_version (or cann_nnal_version), or set cann_allow_downgrade to true ' \
+                      'if the downgrade is intended.' % '; '.join(reasons)
+
+
+@pytest.mark.parametrize('role, component, variable', [
+    ('hdk', 'driver', 'hdk_allow_downgrade'),
+    ('container_runtime', 'docker_runtime', 'container_runtime_allow_downgrade')])
+def test_each_install_role_names_its_own_downgrade_flag(role, component, variable):
+    plan = planner.plan_node(WANTED, {'installed': dict(CONVERGED, **{component: {'version': '99.0.0'}})})
+    assert 'set %s to true' % variable in planner.refusal_message(plan, role, 'n1')
+
+
+def test_a_damaged_install_alone_carries_its_own_fix():
+    damaged = {'version': None, 'damaged': '/usr/local/Ascend/driver/version.info names no version. Fix: reinstall'}
+    plan = planner.plan_node(WANTED, {'installed': dict(CONVERGED, driver=damaged)})
+    message = planner.refusal_message(plan, 'hdk', 'a2-01')
+    assert message.startswith('a2-01: driver: /usr/local/Ascend/driver/version.info names no version')
+    assert 'hdk_allow_downgrade' not in message
+    # Beside a refused downgrade, the downgrade's fix is given too.
+    plan = planner.plan_node(WANTED, {'installed': dict(CONVERGED, driver=damaged, firmware={'version': '99.0.0'})})
+    assert planner.refusal_message(plan, 'hdk', 'a2-01').endswith('if the downgrade is intended.')
+
+
+def test_a_refusal_for_an_unknown_role_is_an_error():
+    with pytest.raises(ValueError, match='not one of'):
+        planner.refusal_message(planner.plan_node(WANTED, {'installed': CONVERGED}), 'vnpu', 'n1')
+
+
+def test_every_installed_operator_kernels_version_is_uninstalled_ops_first():
+    installed = dict(_installed(toolkit='8.5.0'), kernels={'version': '8.3.RC1', 'all_versions': ['8.2.RC1', '8.3.RC1']},
+                     ops={'version': '8.5.0'})
+    assert planner.operator_kernels_installed(installed, '910b') == [
+        {'component': 'ops', 'version': '8.5.0', 'chip': '910b'},
+        {'component': 'kernels', 'version': '8.2.RC1', 'chip': '910b'},
+        {'component': 'kernels', 'version': '8.3.RC1', 'chip': '910b'}]
+    assert planner.operator_kernels_installed(_installed(toolkit='8.2.RC1'), '910b') == []

@@ -4,12 +4,14 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_plan import (
-    FilterModule, ascend_plan, ascend_plan_packages, ascend_probe_current, ascend_wanted_stack)
+    FilterModule, ascend_operator_kernels_installed, ascend_plan, ascend_plan_packages, ascend_plan_refusal,
+    ascend_probe_current, ascend_wanted_stack)
 
 
 def test_registered_names():
     assert sorted(FilterModule().filters()) == [
-        'ascend_plan', 'ascend_plan_packages', 'ascend_probe_current', 'ascend_wanted_stack']
+        'ascend_operator_kernels_installed', 'ascend_plan', 'ascend_plan_packages', 'ascend_plan_refusal',
+        'ascend_probe_current', 'ascend_wanted_stack']
 
 
 def test_a_node_plan_from_variables_and_probe():
@@ -27,6 +29,9 @@ def test_a_node_plan_from_variables_and_probe():
     (lambda: ascend_plan({}, {'driver': '1'}, reboot_policy='later'), 'reboot policy'),
     (lambda: ascend_plan_packages({'order': []}), 'expects a plan'),
     (lambda: ascend_plan_packages(ascend_plan({}, {}), 'exporter'), 'role'),
+    (lambda: ascend_plan_refusal({'order': []}, 'hdk', 'n1'), 'expects a plan'),
+    (lambda: ascend_plan_refusal(ascend_plan({}, {}), 'exporter', 'n1'), 'role'),
+    (lambda: ascend_operator_kernels_installed(None, '910b'), 'installed software'),
 ])
 def test_failures_are_filter_errors(call, message):
     with pytest.raises(AnsibleFilterError, match=message):

@@ -218,15 +218,14 @@ def _task(role, name, action, wall):
 
 def test_long_steps_count_the_installer_starts_and_waits_and_the_reboot_of_the_install_roles_only():
     tasks = [
-        _task('npu.ascend.hdk', 'npu.ascend.hdk : Start the first of firmware and driver on every node: driver',
-              'npu.ascend.ascend_runfile', 10.0),
-        _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait for the first of firmware and driver on every node: driver',
+        _task('npu.ascend.packages', 'npu.ascend.packages : Start the installers on every node: driver 25.0.rc1.1', 'npu.ascend.ascend_runfile', 10.0),
+        _task('npu.ascend.packages', 'npu.ascend.packages : Wait on every node for the installers of firmware and driver',
               'ansible.builtin.async_status', 40.0),
         _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait until the node answers again (1)',
               'ansible.builtin.wait_for_connection', 30.0),
         _task('npu.ascend.hdk', 'npu.ascend.hdk : Wait for the NPU device nodes after the reboot',
               'ansible.builtin.wait_for', 5.0),
-        _task('npu.ascend.cann', 'npu.ascend.cann : Wait for the CANN toolkit installer on every node',
+        _task('npu.ascend.packages', 'npu.ascend.packages : Wait on every node for the installers of CANN',
               'ansible.builtin.async_status', 20.0),
         # An uninstall elsewhere, or a task of another role, is not an installer of the first run.
         _task('npu.ascend.preflight', 'npu.ascend.preflight : Read the node', 'npu.ascend.ascend_facts', 99.0),
