@@ -117,7 +117,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, containerd_config
 
 # Records of imports share the record file with those of runtimes; the prefix keeps them apart.
 RECORD_KEY_PREFIX = 'import:'
@@ -125,7 +125,7 @@ RECORD_KEY_PREFIX = 'import:'
 
 def run(module):
     params = module.params
-    path = runtime_config_files.config_target(module, params['path'])
+    path = config_files.config_target(module, params['path'])
     key = RECORD_KEY_PREFIX + params['import']
     result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
               'state_file': containerd_config.state_file_path(path)}
@@ -141,8 +141,8 @@ def run(module):
             module.exit_json(**result)
         module.fail_json(msg='%s does not exist; the main containerd config must exist before it can import a '
                              'drop-in file (write it with `containerd config default`)' % path, **result)
-    before = runtime_config_files.read_config(module, path)
-    records = runtime_config_files.load_records(module, result['state_file'], path)
+    before = config_files.read_config(module, path)
+    records = config_files.load_records(module, result['state_file'], path)
     record = records.get(key)
     try:
         if params['state'] == 'present':
@@ -156,7 +156,7 @@ def run(module):
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
-    runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
+    config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
                                   config_kind='toml')
 
 
@@ -164,14 +164,14 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type='path', default='/etc/containerd/config.toml'),
-            **dict(runtime_config_files.shared_argument_spec(), **{'import': dict(type='path', required=True)})
+            **dict(config_files.shared_argument_spec(), **{'import': dict(type='path', required=True)})
         ),
         supports_check_mode=True,
     )
     if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
     try:
-        with runtime_config_files.locked(module):
+        with config_files.locked(module):
             run(module)
     except containerd_config.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))

@@ -227,7 +227,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import config_stamp, containerd_config, durable_file, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, config_stamp, containerd_config
 
 NEW_FILE_MODE = '0644'
 
@@ -249,7 +250,7 @@ def _default_config(module):
 
 def _template_version(module, template_config):
     try:
-        return containerd_config.describe(runtime_config_files.read_config(module, template_config))[0]
+        return containerd_config.describe(config_files.read_config(module, template_config))[0]
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='template_config %s: %s' % (template_config, to_native(error)))
 
@@ -257,7 +258,7 @@ def _template_version(module, template_config):
 def _template(module, template_config, version):
     if not template_config:
         return None
-    text = runtime_config_files.read_config(module, template_config)
+    text = config_files.read_config(module, template_config)
     template_version, _plugin = containerd_config.describe(text)
     if template_version != version:
         module.fail_json(msg='template_config %s is config version %d but %s is version %d; the runc table of one '
@@ -277,7 +278,7 @@ def _keep_takeover_record(module, path, state_file, params, exists, before, afte
             or not record.get('runtime_previous') or records.get(params['name']) == record):
         return
     records[params['name']] = record
-    runtime_config_files.save_records(state_file, records, path)
+    config_files.save_records(state_file, records, path)
 
 
 def stamp_fingerprint(options):
@@ -318,7 +319,7 @@ def _restamp(module, after):
 
 def run(module):
     params = module.params
-    path = runtime_config_files.config_target(module, params['path'])
+    path = config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -338,7 +339,7 @@ def run(module):
             _restamp(module, None)
         module.exit_json(**result)
     if exists:
-        before = runtime_config_files.read_config(module, path)
+        before = config_files.read_config(module, path)
         base = before
     elif params['config_version'] or params['template_config']:
         version = params['config_version'] or _template_version(module, params['template_config'])
@@ -346,8 +347,8 @@ def run(module):
     else:
         before, base = '', _default_config(module)
 
-    records = runtime_config_files.load_records(module, result['state_file'], path)
-    runtime_config_files.refuse_runc(module, name, records)
+    records = config_files.load_records(module, result['state_file'], path)
+    config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
         version, plugin = containerd_config.describe(base)
@@ -388,7 +389,7 @@ def run(module):
                    and (created == _sha256(after) or containerd_config.holds_only_version(after)))
     if remove_file:
         after = ''
-    runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
+    config_files.conclude(module, result, before, after, exists, remove_file, records, record,
                                   NEW_FILE_MODE,
                                   after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
                                   config_kind='toml')
@@ -403,14 +404,14 @@ def main():
             default=dict(type='bool', default=True),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
             template_config=dict(type='path'),
-            **dict(runtime_config_files.shared_argument_spec(), **runtime_config_files.runc_rewrite_argument_spec())
+            **dict(config_files.shared_argument_spec(), **config_files.runc_rewrite_argument_spec())
         ),
         supports_check_mode=True,
     )
     if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
     try:
-        with runtime_config_files.locked(module):
+        with config_files.locked(module):
             run(module)
     except containerd_config.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))

@@ -10,7 +10,7 @@ import pytest
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'containerd')

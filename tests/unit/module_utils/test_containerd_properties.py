@@ -8,7 +8,7 @@ hypothesis = pytest.importorskip('hypothesis')
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
 QUICK = settings(max_examples=40, deadline=5000, suppress_health_check=[HealthCheck.too_slow])

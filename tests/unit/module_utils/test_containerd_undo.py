@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 
 from test_containerd_config import BINARY, fixture  # noqa: E402
 

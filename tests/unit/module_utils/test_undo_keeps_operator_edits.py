@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 
 RUNTIME = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
 BINARY = RUNTIME
@@ -49,7 +49,7 @@ def test_docker_module_scenario_of_the_issue(tmp_path, run_module):
 
 
 tomlkit = pytest.importorskip('tomlkit')
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 
 
 def test_containerd_operator_rewrite_between_two_presents_survives_absent():

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'

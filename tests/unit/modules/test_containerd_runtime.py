@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -186,5 +186,5 @@ def test_a_config_converged_before_the_stamps_gets_one_without_a_change(config, 
 def test_the_controller_and_the_module_fingerprint_the_same_editor():
     import inspect
     from ansible_collections.npu.ascend.plugins.filter import containerd_runtime_stamped
-    from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
+    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
     assert containerd_runtime_stamped._editor_sha1() == config_stamp.text_sha1(inspect.getsource(containerd_config))

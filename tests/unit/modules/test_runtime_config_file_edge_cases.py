@@ -7,12 +7,14 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, durable_file, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
@@ -40,7 +42,7 @@ def test_a_failed_config_write_reports_no_change(tmp_path, run_module, monkeypat
     if state == 'absent':
         run_module(docker_runtime, {'path': str(path)})
     before = path.read_bytes()
-    monkeypatch.setattr(runtime_config_files, 'write_config_atomically', _full_disk)
+    monkeypatch.setattr(config_files, 'write_config_atomically', _full_disk)
     result = run_module(docker_runtime, {'path': str(path), 'state': state})
     assert result['failed'] and 'No space left' in result['msg']
     assert result['changed'] is False and result['restart_needed'] is False
@@ -53,7 +55,7 @@ def test_a_failed_record_update_after_absent_puts_the_config_back(tmp_path, run_
     run_module(docker_runtime, {'path': str(path)})
     before = path.read_bytes()
     record = (tmp_path / '.daemon.json.npu_ascend.json').read_bytes()
-    monkeypatch.setattr(runtime_config_files, 'save_records', _full_disk)
+    monkeypatch.setattr(config_files, 'save_records', _full_disk)
     result = run_module(docker_runtime, {'path': str(path), 'state': 'absent'})
     assert result['failed'] and result['changed'] is False and 'No space left' in result['msg']
     assert path.read_bytes() == before and (tmp_path / '.daemon.json.npu_ascend.json').read_bytes() == record

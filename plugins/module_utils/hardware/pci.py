@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
 
 HUAWEI_VENDOR_ID = hardware_catalogue.HUAWEI_VENDOR_ID
 ACCELERATOR_CLASS_PREFIX = hardware_catalogue.ACCELERATOR_CLASS_PREFIX

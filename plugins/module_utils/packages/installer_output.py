@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, HDK_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import DEFAULT_INSTALL_PATH, HDK_COMPONENTS
 
 INSTALL_LOG_DIR = '/var/log/ascend_seclog'
 INSTALL_LOG_PATH = INSTALL_LOG_DIR + '/ascend_install.log'

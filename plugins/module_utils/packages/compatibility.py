@@ -79,7 +79,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     AscendVersion, checked_version, compare_versions, in_compat_range)
 
 VERSION_FIELDS = ('cann', 'driver', 'firmware', 'torch_npu', 'mindspore', 'mindcluster')

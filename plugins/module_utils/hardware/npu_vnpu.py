@@ -21,8 +21,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import detect_error
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import detect_error
 
 # Template name -> (AI cores, memory GB, AI CPUs) per vNPU family, a whole chip's AI cores and its vNPU
 # ids: the hardware catalogue's VNPU_FAMILIES (its sources there).

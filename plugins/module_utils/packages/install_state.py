@@ -18,9 +18,11 @@ import errno
 import glob
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, component_catalogue, version_files
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue, version_files
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import parse_version
+from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
 
 INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')

@@ -18,9 +18,9 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import parse_version
 
 COMPONENTS = component_catalogue.component_ids()
 CHIPS = hardware_catalogue.package_chips()

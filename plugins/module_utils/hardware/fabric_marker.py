@@ -20,8 +20,8 @@ import errno
 import hashlib
 import json
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
 
 FABRIC_MARKER_PATH = '/var/lib/npu_ascend/hccn-fabric.json'
 HCCN_CONF_PATH = '/etc/hccn.conf'

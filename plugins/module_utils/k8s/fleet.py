@@ -8,7 +8,7 @@ validation pod; the modules k8s_fleet_nodes and k8s_fleet_validate then do the w
 host in one process on the controller (one kubernetes client, one list of Nodes, one wait for all
 pods) instead of a few processes per host, and return one result per host, which the host judges
 itself. What to write is decided here, against the Node as the API server returns it, by pure
-functions; the I/O goes through an ``api`` object (module_utils/k8s_client.py, or a fake in the
+functions; the I/O goes through an ``api`` object (module_utils/k8s/client.py, or a fake in the
 unit tests) whose errors are ``ApiError``. No Ansible imports.
 """
 
@@ -18,8 +18,8 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_validation import judge_output
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.validation import judge_output
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
     label_changes, label_problem, parse_taint, refused_labels_text, split_labels, taints_with)
 
 FORBIDDEN = 403

@@ -33,8 +33,8 @@ import json
 import os
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 
 RECORD_DIR = '/run/npu_ascend/installers'
 PROC = '/proc'

@@ -34,7 +34,7 @@ import contextlib
 import os
 import stat
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
 
 _TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0)
                     | getattr(os, 'O_CLOEXEC', 0))
