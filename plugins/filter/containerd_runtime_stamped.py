@@ -11,11 +11,13 @@ from ansible.errors import AnsibleFilterError
 
 
 def _editor_sha1():
-    # The file itself, not an import of it: the editor imports tomlkit, which the controller need not have.
+    # The files themselves, not an import of them: the editor imports tomlkit, which the controller need not have.
     from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
-    path = os.path.join(os.path.dirname(config_stamp.__file__), config_stamp.CONTAINERD_EDITOR)
-    with open(path, 'rb') as handle:
-        return config_stamp.text_sha1(handle.read().decode('utf-8'))
+    source = ''
+    for name in config_stamp.CONTAINERD_EDITOR:
+        with open(os.path.join(os.path.dirname(config_stamp.__file__), name), 'rb') as handle:
+            source += handle.read().decode('utf-8')
+    return config_stamp.text_sha1(source)
 
 
 def containerd_runtime_stamped(file_states, path, **options):

@@ -117,7 +117,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, containerd_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor, undo_record
 
 # Records of imports share the record file with those of runtimes; the prefix keeps them apart.
 RECORD_KEY_PREFIX = 'import:'
@@ -128,7 +129,7 @@ def run(module):
     path = config_files.config_target(module, params['path'])
     key = RECORD_KEY_PREFIX + params['import']
     result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
-              'state_file': containerd_config.state_file_path(path)}
+              'state_file': undo_record.state_file_path(path)}
     if os.path.isdir(path):
         module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the main '
                              'config file (for example %s/config.toml)' % (path, path.rstrip('/')), **result)
@@ -151,7 +152,7 @@ def run(module):
             record = record or new_record
         else:
             after = containerd_config.remove_import(before, params['import'], record)
-        result['imports'] = containerd_config.imports_of(after)
+        result['imports'] = containerd_layout.imports_of(after)
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
@@ -168,12 +169,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    if toml_editor.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=toml_editor.TOMLKIT_IMPORT_ERROR)
     try:
         with config_files.locked(module):
             run(module)
-    except containerd_config.TomlkitMissingError as error:
+    except toml_editor.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 
 

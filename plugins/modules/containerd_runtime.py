@@ -228,7 +228,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
-from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, config_stamp, containerd_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, config_stamp
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor, undo_record
 
 NEW_FILE_MODE = '0644'
 
@@ -250,7 +251,7 @@ def _default_config(module):
 
 def _template_version(module, template_config):
     try:
-        return containerd_config.describe(config_files.read_config(module, template_config))[0]
+        return containerd_layout.describe(config_files.read_config(module, template_config))[0]
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='template_config %s: %s' % (template_config, to_native(error)))
 
@@ -259,12 +260,12 @@ def _template(module, template_config, version):
     if not template_config:
         return None
     text = config_files.read_config(module, template_config)
-    template_version, _plugin = containerd_config.describe(text)
+    template_version, _plugin = containerd_layout.describe(text)
     if template_version != version:
         module.fail_json(msg='template_config %s is config version %d but %s is version %d; the runc table of one '
                              'cannot be copied into the other'
                              % (template_config, template_version, module.params['path'], version))
-    return containerd_config.template_runtime(text)
+    return containerd_layout.template_runtime(text)
 
 
 def _keep_takeover_record(module, path, state_file, params, exists, before, after, records, record):
@@ -281,10 +282,14 @@ def _keep_takeover_record(module, path, state_file, params, exists, before, afte
     config_files.save_records(state_file, records, path)
 
 
+# The editor whose source a stamp names; config_stamp.CONTAINERD_EDITOR lists the same files for the controller.
+EDITOR_PARTS = (toml_editor, containerd_layout, undo_record, containerd_config)
+
+
 def stamp_fingerprint(options):
     """The request a stamp names: the options that decide the file and the editor's source."""
-    return config_stamp.request_fingerprint(options, config_stamp.text_sha1(inspect.getsource(containerd_config)),
-                                            config_stamp.CONTAINERD_RUNTIME_OPTIONS)
+    source = ''.join(inspect.getsource(part) for part in EDITOR_PARTS)
+    return config_stamp.request_fingerprint(options, config_stamp.text_sha1(source), config_stamp.CONTAINERD_RUNTIME_OPTIONS)
 
 
 def _restamp(module, after):
@@ -327,7 +332,7 @@ def run(module):
         'config_version': None,
         'cri_plugin': None,
         'restart_needed': False,
-        'state_file': containerd_config.state_file_path(path),
+        'state_file': undo_record.state_file_path(path),
     }
     if os.path.isdir(path):
         module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the '
@@ -343,7 +348,7 @@ def run(module):
         base = before
     elif params['config_version'] or params['template_config']:
         version = params['config_version'] or _template_version(module, params['template_config'])
-        before, base = '', containerd_config.minimal_config(version)
+        before, base = '', containerd_layout.minimal_config(version)
     else:
         before, base = '', _default_config(module)
 
@@ -351,7 +356,7 @@ def run(module):
     config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
-        version, plugin = containerd_config.describe(base)
+        version, plugin = containerd_layout.describe(base)
         if exists and params['config_version'] and version != params['config_version']:
             module.fail_json(msg='%s is read by containerd as config version %d, not %d; tables written for '
                                  'version %d would be ignored' % (path, version, params['config_version'],
@@ -373,7 +378,7 @@ def run(module):
                             'settings are theirs now); the rest of the registration was undone. Delete the table '
                             'by hand if it is not wanted' % (path, name))
             # Whichever of this module's runtimes goes last puts back what the file held before any of them.
-            records.update(containerd_config.hand_over(name, record, dict((key, value) for key, value in records.items()
+            records.update(undo_record.hand_over(name, record, dict((key, value) for key, value in records.items()
                                                                           if key != name)))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
@@ -386,7 +391,7 @@ def run(module):
     # nothing but its version any more.
     created = record.get('created_file_sha256') if record is not None else None
     remove_file = (params['state'] == 'absent' and created is not None
-                   and (created == _sha256(after) or containerd_config.holds_only_version(after)))
+                   and (created == _sha256(after) or containerd_layout.holds_only_version(after)))
     if remove_file:
         after = ''
     config_files.conclude(module, result, before, after, exists, remove_file, records, record,
@@ -408,12 +413,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    if toml_editor.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=toml_editor.TOMLKIT_IMPORT_ERROR)
     try:
         with config_files.locked(module):
             run(module)
-    except containerd_config.TomlkitMissingError as error:
+    except toml_editor.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 
 

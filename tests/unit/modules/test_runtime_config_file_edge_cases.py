@@ -14,7 +14,7 @@ from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
@@ -25,7 +25,7 @@ def test_a_float_version_is_refused_naming_the_file_and_the_fix(tmp_path, run_mo
     path = tmp_path / 'config.toml'
     path.write_text('version = %s\n' % version)
     with pytest.raises(containerd_config.ContainerdConfigError, match='integer'):
-        containerd_config.describe(path.read_text())
+        containerd_layout.describe(path.read_text())
     result = run_module(containerd_runtime, {'path': str(path)})
     assert result['failed'] and str(path) in result['msg'] and 'version = %d' % float(version) in result['msg']
     assert path.read_text() == 'version = %s\n' % version
@@ -112,6 +112,6 @@ def test_a_stamp_that_cannot_be_written_does_not_hide_the_change(tmp_path, run_m
     monkeypatch.setattr(durable_file, 'replace_durably', read_only_links)
     result = run_module(containerd_runtime, {'path': str(link)})
     assert result['changed'] and not result.get('failed')
-    assert containerd_config.effective_runtime((real / 'config.toml').read_text(), 'ascend')[0] == 'ascend'
+    assert containerd_layout.effective_runtime((real / 'config.toml').read_text(), 'ascend')[0] == 'ascend'
     assert any('stamp' in warning and 'Read-only' in warning for warning in warnings)
     assert not any('nothing was changed' in warning for warning in warnings)
