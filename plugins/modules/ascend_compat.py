@@ -240,7 +240,7 @@ def main():
         module.fail_json(msg='cannot read the installed Ascend stack: %s' % error)
     try:
         report = compatibility.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'],
-                                    params['allow_unknown'])
+                                           params['allow_unknown'])
     except ValueError as error:
         module.fail_json(msg='cannot check the stack: %s' % error, stack=stack)
     sentences = []

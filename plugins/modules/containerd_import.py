@@ -158,7 +158,7 @@ def run(module):
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
     config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
-                                  config_kind='toml')
+                          config_kind='toml')
 
 
 def main():

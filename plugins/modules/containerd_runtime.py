@@ -379,7 +379,7 @@ def run(module):
                             'by hand if it is not wanted' % (path, name))
             # Whichever of this module's runtimes goes last puts back what the file held before any of them.
             records.update(undo_record.hand_over(name, record, dict((key, value) for key, value in records.items()
-                                                                          if key != name)))
+                                                                    if key != name)))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
@@ -395,9 +395,9 @@ def run(module):
     if remove_file:
         after = ''
     config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE,
-                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
-                                  config_kind='toml')
+                          NEW_FILE_MODE,
+                          after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
+                          config_kind='toml')
 
 
 def main():

@@ -190,7 +190,7 @@ def run(module):
     # A file this module created and that is back to what it started from ('') goes away again.
     remove_file = params['state'] == 'absent' and record is not None and record.get('created_file') and after == ''
     config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE, config_kind='json')
+                          NEW_FILE_MODE, config_kind='json')
 
 
 def main():

@@ -224,7 +224,7 @@ def compat_stack(plan, probe):
     keys = (('driver', 'driver'), ('firmware', 'firmware'), ('cann', 'toolkit'))
     desired = dict((key, wanted[component]) for key, component in keys if component in wanted)
     return compatibility.probe_stack(desired, probe.get('installed'), probe.get('chip_family'), probe.get('product'),
-                              probe.get('os'))
+                                     probe.get('os'))
 
 
 def compat_report(stack, extra_rows=None, replace_rows=False, allow_unknown=False):

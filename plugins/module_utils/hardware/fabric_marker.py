@@ -121,7 +121,7 @@ def _read_small_file(path, what, follow):
         return None, 'cannot read %s %s: %s' % (what, path, error.strerror or error)
 
 
-def read_marker(path=None):
+def _read_marker(path=None):
     """``(marker, problem)`` of the marker file: ``(None, None)`` when there is none, ``(None, why)``
     when it is there but cannot be read or is not what the hccn role writes."""
     path = path or FABRIC_MARKER_PATH
@@ -193,6 +193,6 @@ def judge(marker, marker_problem, conf_data, conf_problem, path=None):
 
 def read_fabric(marker_path=None, conf_path=None):
     """The ``fabric`` fact of this node (judge), from its files."""
-    marker, marker_problem = read_marker(marker_path)
+    marker, marker_problem = _read_marker(marker_path)
     conf_data, conf_problem = read_conf(conf_path) if marker is not None else (None, None)
     return judge(marker, marker_problem, conf_data, conf_problem, marker_path)

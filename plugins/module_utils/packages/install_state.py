@@ -57,7 +57,7 @@ class _Damaged(object):
         self.problem = problem
 
 
-def damaged_reason(component, path, problem):
+def _damaged_reason(component, path, problem):
     """The ``damaged`` text of a component whose version file ``path`` is there but names no version."""
     line, how = _VERSION_LINES[component]
     return ('%s is there but %s, so which %s is installed cannot be told (an interrupted install, a full disk or '
@@ -97,7 +97,7 @@ def _damaged_entry(component, home, version_file, damaged, uninstall_script=None
         'path': home,
         'version_file': version_file,
         'uninstall_script': uninstall_script if uninstall_script and os.path.exists(uninstall_script) else None,
-        'damaged': damaged_reason(component, version_file, damaged.problem),
+        'damaged': _damaged_reason(component, version_file, damaged.problem),
     }
 
 

@@ -20,7 +20,7 @@ apply: ``runtime_type = "io.containerd.runc.v2"`` and ``options.SystemdCgroup = 
 
 A version 2 file can also hold the tables of containerd 2.x (``io.containerd.cri.v1.runtime``):
 containerd 2.x reads such a file, migrates its ``io.containerd.grpc.v1.cri`` part and keeps the 2.x
-tables as they are, so the runtime goes where the file's runtimes live (``cri_plugin_of``).
+tables as they are, so the runtime goes where the file's runtimes live (``_cri_plugin_of``).
 
 The options of a runtime are decoded by containerd into the runc shim's options struct, which
 matches keys case-insensitively (``binaryName`` is ``BinaryName``): an option is edited in the
@@ -103,7 +103,7 @@ def cri_plugin(version):
     return CRI_PLUGIN_BY_VERSION[version]
 
 
-def cri_plugin_of(document, version):
+def _cri_plugin_of(document, version):
     """The CRI plugin table the runtimes of ``document`` live in, for the containerd reading ``version``.
 
     A version 2 file written for containerd 2.x holds ``io.containerd.cri.v1.runtime`` tables under
@@ -132,7 +132,7 @@ def describe(text):
     """Version and CRI plugin table of a config text, as ``(version, plugin)``."""
     document = toml_editor.parse_config(text)
     version = config_version(document)
-    return version, cri_plugin_of(document, version)
+    return version, _cri_plugin_of(document, version)
 
 
 def option_key(options, option):
@@ -176,7 +176,7 @@ def runtime_values(template, binary_name):
 
 def runtimes_path(document):
     version = config_version(document)
-    plugin = cri_plugin_of(document, version)
+    plugin = _cri_plugin_of(document, version)
     return version, plugin, ['plugins', plugin, 'containerd']
 
 

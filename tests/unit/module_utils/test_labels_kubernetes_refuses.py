@@ -65,7 +65,7 @@ def test_a_bad_label_is_named_and_the_rest_and_the_taint_are_written(key, value,
     labels = {'accelerator': 'huawei-Ascend910', key: value}
     sources = {key: 'k8s_node_extra_labels'}
     outcome = fleet.apply_nodes(api, [spec('a', labels, sources), spec('b', {'accelerator': 'huawei-Ascend910'})],
-                                    clock=api.clock, sleep=api.clock.sleep)
+                                clock=api.clock, sleep=api.clock.sleep)
     result = outcome['results']['a']
     # Nothing the API server refuses was sent: no 422, one patch per node.
     assert api.count('patch_node') == 2
@@ -88,7 +88,7 @@ def test_every_bad_label_is_named_not_only_the_first():
     labels = dict((key, value) for key, value, _why in HOSTILE)
     labels['accelerator'] = 'huawei-Ascend910'
     result = fleet.apply_nodes(api, [spec('a', labels, {DRIVER: 'ansible_facts.ascend.installed.driver.version'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert sorted(item['key'] for item in result['refused_labels']) == sorted(key for key, _v, _w in HOSTILE)
     for key, value, _why in HOSTILE:
         assert '%s=%r' % (key, value) in result['msg']
@@ -102,7 +102,7 @@ def test_a_refused_label_already_on_the_node_is_not_removed_nor_counted_as_a_cha
     # A label is only left out of the patch: what the node carries is left as it is.
     api = FakeApi([node('a', {'accelerator': 'huawei-Ascend910', 'team': 'infra'}, [OURS])])
     result = fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910', 'team': 'infra\n'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert api.count('patch_node') == 0
     assert api.nodes['a']['metadata']['labels']['team'] == 'infra'
     assert result['failed'] is True and result['changed'] is False
@@ -120,9 +120,9 @@ def test_a_number_from_the_inventory_is_the_string_kubernetes_stores_and_converg
 def test_a_patch_the_api_server_still_refuses_is_not_blamed_on_rbac():
     api = FakeApi([node('a')])
     api.refuse['a'] = fleet.ApiError('422 Unprocessable Entity: Node "a" is invalid: metadata.annotations: Too long',
-                                         422)
+                                     422)
     result = fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert result['failed'] is True
     assert 'metadata.annotations: Too long' in result['msg']
     assert 'can-i' not in result['msg'] and 'may patch' not in result['msg']
