@@ -139,7 +139,7 @@ def _read_marker(path=None):
 
 def read_conf(path=None):
     """``(bytes, None)`` of /etc/hccn.conf, ``(None, None)`` when absent, ``(None, why)`` otherwise.
-    Read as the hccn module reads it for the marker (hccn_reader.read_conf_state, which reads it through this function): links followed."""
+    Read as the hccn module reads it for the marker (hccn_tool_runner.read_conf_state, which reads it through this function): links followed."""
     return _read_small_file(path or HCCN_CONF_PATH, '/etc/hccn.conf', follow=True)
 
 
