@@ -15,7 +15,7 @@ import tempfile
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 from ansible_collections.npu.ascend.plugins.plugin_utils import controller_files
 
 ARGUMENT_SPEC = dict(

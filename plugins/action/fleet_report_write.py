@@ -16,7 +16,7 @@ import stat
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read, durable_file
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as report_lib
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates
 from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack

@@ -13,7 +13,7 @@ import os
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 from ansible_collections.npu.ascend.plugins.plugin_utils import image_assembly
 
 ARGUMENT_SPEC = dict(

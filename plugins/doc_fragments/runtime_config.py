@@ -9,7 +9,7 @@ __metaclass__ = type
 
 class ModuleDocFragment(object):
     # The options and promises the container runtime config modules share
-    # (plugins/module_utils/runtime_config_files.py).
+    # (plugins/module_utils/runtime_config/config_files.py).
     DOCUMENTATION = r'''
 options:
   state:

@@ -17,7 +17,7 @@ def ascend_installer_failure(result, host, part, task_name=None):
     """ascend_runfile's own message, or one saying that the node went away under the installer."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.installer_output import installer_failure_message
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.installer_output import installer_failure_message
     if not isinstance(result, dict):
         raise AnsibleFilterError('ascend_installer_failure expects a task result (a dict), got %s'
                                  % type(result).__name__)

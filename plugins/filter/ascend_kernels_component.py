@@ -17,7 +17,7 @@ def ascend_kernels_component(cann_version):
     """``ops`` for CANN 8.5.0 and later, ``kernels`` before."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import operator_kernels_component
     try:
         return operator_kernels_component(cann_version)
     except ValueError as error:
@@ -26,7 +26,7 @@ def ascend_kernels_component(cann_version):
 
 def ascend_toolkit_set_env(cann_version, install_path='/usr/local/Ascend'):
     """The toolkit's set_env.sh of this CANN release under install_path."""
-    from ansible_collections.npu.ascend.plugins.module_utils.runfile import toolkit_set_env
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import toolkit_set_env
     try:
         return toolkit_set_env(install_path, cann_version)
     except ValueError as error:

@@ -17,7 +17,7 @@ def ascend_package(filename):
     """Describe a Huawei package from its file name or path."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import parse_package_name
     if isinstance(filename, Mapping) and 'path' in filename:
         # Lets `find` results be mapped through the filter directly.
         filename = filename['path']
@@ -32,7 +32,7 @@ def ascend_package(filename):
 
 def ascend_version_sort(versions, reverse=False):
     """Sort version strings in Huawei release order, oldest first (newest first with reverse)."""
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import VERSION_SHAPE, parse_version
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import VERSION_SHAPE, parse_version
     if isinstance(versions, (str, Mapping)) or not hasattr(versions, '__iter__'):
         raise AnsibleFilterError('ascend_version_sort: expected a list of version strings, got %s'
                                  % type(versions).__name__)

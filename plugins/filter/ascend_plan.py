@@ -19,7 +19,7 @@ def ascend_wanted_stack(variables, stack=None, stack_name=None):
     """Component -> wanted version of a host, from its role variables or an explicit stack."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import InvalidVersion
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import InvalidVersion
     from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
     try:
         return wanted_stack.wanted_stack(variables, stack, stack_name or 'the stack')

@@ -17,7 +17,7 @@ def ascend_version_mismatches(installed, wanted):
     """The components of ``wanted`` that ``installed`` (ascend_facts' ``installed``) has at another version."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_mismatches
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import version_mismatches
     if installed is not None and not isinstance(installed, dict):
         raise AnsibleFilterError('ascend_version_mismatches expects ascend_facts\' installed dict, got %s'
                                  % type(installed).__name__)

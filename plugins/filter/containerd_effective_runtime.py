@@ -16,7 +16,7 @@ def containerd_effective_runtime(config_text, name='ascend'):
     """Read runtime ``name`` out of a containerd config, typically the output of ``containerd config dump``."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.containerd_config import CRI_PLUGIN_BY_VERSION, VERSION_WHEN_MISSING, option_value
+    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config.containerd_layout import CRI_PLUGIN_BY_VERSION, VERSION_WHEN_MISSING, option_value
     if not isinstance(config_text, str):
         raise AnsibleFilterError('containerd_effective_runtime: expected the text of a containerd config, got %s'
                                  % type(config_text).__name__)

@@ -11,18 +11,20 @@ from ansible.errors import AnsibleFilterError
 
 
 def _editor_sha1():
-    # The file itself, not an import of it: the editor imports tomlkit, which the controller need not have.
-    from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
-    path = os.path.join(os.path.dirname(config_stamp.__file__), config_stamp.CONTAINERD_EDITOR)
-    with open(path, 'rb') as handle:
-        return config_stamp.text_sha1(handle.read().decode('utf-8'))
+    # The files themselves, not an import of them: the editor imports tomlkit, which the controller need not have.
+    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
+    source = ''
+    for name in config_stamp.CONTAINERD_EDITOR:
+        with open(os.path.join(os.path.dirname(config_stamp.__file__), name), 'rb') as handle:
+            source += handle.read().decode('utf-8')
+    return config_stamp.text_sha1(source)
 
 
 def containerd_runtime_stamped(file_states, path, **options):
     """Whether the probe's ``files`` show ``path`` exactly as containerd_runtime left it for ``options``."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
+    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
     if not isinstance(file_states, dict):
         raise AnsibleFilterError('containerd_runtime_stamped: expected the probe\'s files (a dict), got %s'
                                  % type(file_states).__name__)

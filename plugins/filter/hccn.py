@@ -55,7 +55,7 @@ def hccn_gate_problems(host_vars, host, play_hosts):
 def hccn_fabric_marker(verdict, configured):
     """The text of the node's fabric marker: the gate's ``verdict`` (``passed`` and ``problems``, as the hccn
     role's ``hccn_fabric``) on what the ``npu.ascend.hccn`` module left (its result: ``npus``, ``conf_sha256``)."""
-    from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
     if not isinstance(verdict, dict) or 'passed' not in verdict:
         raise AnsibleFilterError('hccn_fabric_marker expects the gate verdict (a dict with passed and problems), got %r'
                                  % (verdict,))

@@ -14,7 +14,7 @@ def k8s_label_changes(current, wanted):
     """The entries of ``wanted`` that differ from ``current`` (a Node's ``metadata.labels``)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+    from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
         label_changes, refused_labels_text, split_labels)
     for name, value in (('current', current), ('wanted', wanted)):
         if value is not None and not isinstance(value, dict):

@@ -14,7 +14,7 @@ def k8s_label_keys(domain):
     """``{domain, validated, driver, ..., unvalidated_taint}`` for ``domain`` (null or empty: the default)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
+    from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys
     if domain is not None and not isinstance(domain, str):
         raise AnsibleFilterError('k8s_label_keys expects the label domain as a string (npu_ascend_label_domain), '
                                  'got %s' % type(domain).__name__)

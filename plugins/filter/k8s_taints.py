@@ -14,7 +14,7 @@ def k8s_taints(current, taint, present=True):
     """``current`` (a Node's ``spec.taints``) with ``taint`` (``key[=value]:Effect``) set or removed."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import parse_taint, taints_with
+    from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import parse_taint, taints_with
     if current is not None and not isinstance(current, list):
         raise AnsibleFilterError('k8s_taints expects a list of taints, got %s' % type(current).__name__)
     try:

@@ -15,7 +15,7 @@ def npu_labels(facts, boards=None, chips=None, domain=None, accelerator_type='',
     """``{labels, notes, resource_name, sources}`` for ``ansible_facts.ascend`` of one node (``domain``: empty for the default)."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+    from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
         DEFAULT_DOMAIN, label_sources, node_labels, resource_name)
     if not isinstance(facts, dict):
         raise AnsibleFilterError('npu_labels expects ansible_facts.ascend (a dict from '

@@ -14,7 +14,7 @@ def npu_whole_request(chip_family):
     """``{npu_count, dies_per_npu}``: the smallest request of whole NPUs of a chip family's resource."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
     if chip_family in (None, ''):
         return {'npu_count': 1, 'dies_per_npu': 1}
     try:

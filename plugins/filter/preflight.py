@@ -96,7 +96,7 @@ def preflight_fleet_summary(reports, hosts=None, missing=None, limit=None, stops
 
 def preflight_node_report(inputs, host):
     """One node's preflight_report (checks, plan, failed, lines, message) from what preflight read."""
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import InvalidVersion
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import InvalidVersion
     from ansible_collections.npu.ascend.plugins.plugin_utils import preflight_checks
     if not isinstance(inputs, Mapping):
         raise AnsibleFilterError('preflight_node_report expects the inputs preflight gathered, got %s'

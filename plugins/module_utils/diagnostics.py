@@ -16,8 +16,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_redaction
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu
 
 # The kernel lines of the NPU driver stack: davinci devices, devdrv/drv_* modules, the DCMI and
 # SVM layers, hccn (RoCE) and Huawei's PCI functions.
@@ -91,7 +91,7 @@ COMMANDS_DIR = 'commands/'
 _UNSAFE = re.compile(r'[^\x21-\x7e]|[%/\\:<>"|?*]')
 NPU_SMI_READS = (('info',), ('info', '-l'), ('info', '-m'))
 NPU_SMI_VNPU_READS = (('info', '-t', 'template-info'), ('info', '-t', 'vnpu-mode'), ('info', '-t', 'vnpu-cfg-recover'))
-# What hccn_reader reads of each NPU (every READS entry), in its argv.
+# What hccn_tool_runner reads of each NPU (every READS entry), in its argv.
 HCCN_READ_OPTIONS = ('-ip', '-gateway', '-netdetect', '-link', '-net_health', '-lldp')
 LSPCI_READS = (('-nn', '-d', '19e5:'), ('-vmm', '-nn', '-D', '-d', '19e5:'))
 
@@ -126,5 +126,5 @@ def npu_smi_chip_reads(chips):
 
 
 def hccn_reads(npu_ids):
-    """hccn_tool's reads of each NPU, as hccn_reader runs them (``-i N <option> -g``)."""
+    """hccn_tool's reads of each NPU, as hccn_tool_runner runs them (``-i N <option> -g``)."""
     return [('-i', str(npu), option, '-g') for npu in npu_ids for option in HCCN_READ_OPTIONS]

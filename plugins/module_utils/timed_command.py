@@ -35,26 +35,3 @@ def run(run_command, argv, seconds, kill_after, clock=time.time):
     started = clock()
     rc, out, err = run_command(timeout_argv(argv, seconds, kill_after), environ_update=C_LOCALE)
     return rc, out, err, stopped_by_timeout(rc, clock() - started, seconds)
-
-
-class ToolRunner(object):
-    """Runs ``binary`` with ``run_command(argv, environ_update=...) -> (rc, out, err)``, each run under
-    timeout(1); every argv run is kept in ``commands``. The readers of the node's tools (npu_smi_reader's
-    NpuSmiReader, hccn_reader's HccnReader) are ToolRunners: each builds its argv, says what a run that timeout
-    had to stop raises (its own message) and judges the result itself."""
-
-    def __init__(self, run_command, binary, timeout, clock=time.time):
-        self._run_command = run_command
-        self.binary = binary
-        self.timeout = timeout
-        self._clock = clock
-        self.commands = []
-
-    def _run_kept(self, argv, kill_after, stopped):
-        """``(rc, out, err)`` of one run of ``argv``, kept in ``commands``; raises ``stopped(argv)`` when timeout
-        had to stop it (SIGKILL ``kill_after`` seconds after the timeout)."""
-        self.commands.append(argv)
-        rc, out, err, was_stopped = run(self._run_command, argv, self.timeout, kill_after, self._clock)
-        if was_stopped:
-            raise stopped(argv)
-        return rc, out, err

@@ -132,9 +132,14 @@ import tarfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, diagnostics, durable_file, hccn_reader, install_state, npu_smi
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader, reboot_marker, timed_command
-from ansible_collections.npu.ascend.plugins.module_utils.config_stamp import stamp_path
+from ansible_collections.npu.ascend.plugins.module_utils import diagnostics
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read, durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state
+from ansible_collections.npu.ascend.plugins.module_utils import timed_command
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config.config_stamp import stamp_path
 
 KILL_AFTER_SECONDS = 5
 LOG_DIRECTORIES = ('/var/log/ascend_seclog', '/var/log/mindx-dl/devicePlugin', '/var/log/mindx-dl/npu-exporter')
@@ -145,7 +150,7 @@ MAX_RECORD_FILES = 200
 MAX_NAMES_SHOWN = 20
 MAX_BOARDS = 64
 PROC_MODULES = '/proc/modules'
-SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release', hccn_reader.HCCN_CONF)
+SYSTEM_FILES = ('/etc/ascend_install.info', '/etc/os-release', hccn_tool_runner.HCCN_CONF)
 
 
 class Bundle(object):
@@ -411,7 +416,7 @@ def _listed_chips(bundle, answers):
 def collect_commands(module, bundle):
     """The verbatim output of every read the collection makes on a node (npu-smi's views, the boards and
     vNPUs, hccn_tool's reads of each NPU, lspci of the NPUs), so that a sandbox node can replay it."""
-    npu_smi_binary = module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
+    npu_smi_binary = module.get_bin_path('npu-smi', opt_dirs=npu_smi_runner.NPU_SMI_DIRS)
     npu_ids = []
     if not npu_smi_binary:
         bundle.note(diagnostics.command_member(['npu-smi']) + '*', 'npu-smi', 'absent', 'npu-smi is not installed')
@@ -422,7 +427,7 @@ def collect_commands(module, bundle):
         for args in diagnostics.npu_smi_chip_reads(chips[:MAX_BOARDS]):
             record_command(module, bundle, [npu_smi_binary] + list(args))
         npu_ids = sorted(set(chip['npu_id'] for chip in chips if chip.get('npu_id') is not None))[:MAX_BOARDS]
-    hccn = hccn_reader.find_hccn_tool(None, module.params['install_path'])
+    hccn = hccn_tool_runner.find_hccn_tool(None, module.params['install_path'])
     if not hccn:
         bundle.note(diagnostics.command_member(['hccn_tool']) + '*', 'hccn_tool', 'absent',
                     'hccn_tool is not installed (it comes with the driver of training servers)')

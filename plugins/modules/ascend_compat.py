@@ -16,7 +16,7 @@ author: npu.ascend maintainers (@npu-ascend)
 description:
   - Checks the desired stack (from the controller) together with what the node has against the
     collection's compatibility matrix, a list of rows from public Huawei, torch_npu, MindSpore and
-    MindCluster sources (see C(plugins/module_utils/compat.py) for what a row means).
+    MindCluster sources (see C(plugins/module_utils/packages/compatibility.py) for what a row means).
   - Also checks the ranges the driver and the firmware declare for each other (C(compatible_version_fw)
     and C(compatible_version_drv) in their version.info) when they are known.
   - Fails naming the conflicting pair, the versions it has, and the versions that would fit. Changes
@@ -26,7 +26,7 @@ description:
     products only), or a C(torch_npu), C(mindspore) or C(mindcluster) version without a row for its
     CANN, is refused naming the pair and the rows that exist for that release, unless
     O(allow_unknown) is set. A firmware no row or declared range speaks about is reported in
-    RV(unchecked) but not refused (see C(plugins/module_utils/compat.py) for why).
+    RV(unchecked) but not refused (see C(plugins/module_utils/packages/compatibility.py) for why).
 options:
   stack:
     description:
@@ -155,13 +155,13 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import compat
-from ansible_collections.npu.ascend.plugins.module_utils import pci
-from ansible_collections.npu.ascend.plugins.module_utils import install_state
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
-from ansible_collections.npu.ascend.plugins.module_utils import version_files
-from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import pci
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state
+from ansible_collections.npu.ascend.plugins.module_utils.packages import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages import version_files
+from ansible_collections.npu.ascend.plugins.module_utils.packages.compat_matrix import COMPAT_MATRIX
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
@@ -174,7 +174,7 @@ def _read(path):
 
 def read_os_release(path=OS_RELEASE):
     try:
-        return compat.parse_os_release(_read(path))
+        return compatibility.parse_os_release(_read(path))
     except (IOError, OSError, ValueError):
         return None
 
@@ -212,7 +212,7 @@ def node_stack(desired, install_path):
     family = product = None
     if 'chip_family' not in desired or 'product' not in desired:
         family, product = read_pci_identity()
-    return compat.probe_stack(desired, installed, family, product, None if 'os' in desired else read_os_release())
+    return compatibility.probe_stack(desired, installed, family, product, None if 'os' in desired else read_os_release())
 
 
 def main():
@@ -229,9 +229,9 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    unknown = sorted(set(params['stack']) - set(compat.STACK_FIELDS))
+    unknown = sorted(set(params['stack']) - set(compatibility.STACK_FIELDS))
     if unknown:
-        module.fail_json(msg='unknown stack keys %s (known: %s)' % (', '.join(unknown), ', '.join(compat.STACK_FIELDS)))
+        module.fail_json(msg='unknown stack keys %s (known: %s)' % (', '.join(unknown), ', '.join(compatibility.STACK_FIELDS)))
     desired = dict((key, str(value) if value is not None else None) for key, value in params['stack'].items())
     try:
         stack = node_stack(desired, params['install_path']) if params['use_installed'] else dict(
@@ -239,15 +239,15 @@ def main():
     except version_files.VersionFileError as error:
         module.fail_json(msg='cannot read the installed Ascend stack: %s' % error)
     try:
-        report = compat.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'],
-                                    params['allow_unknown'])
+        report = compatibility.check_stack(stack, COMPAT_MATRIX, params['extra_rows'], params['replace_rows'],
+                                           params['allow_unknown'])
     except ValueError as error:
         module.fail_json(msg='cannot check the stack: %s' % error, stack=stack)
     sentences = []
     if report['conflicts']:
-        sentences.append('incompatible Ascend stack: %s' % compat.describe_conflicts(report['conflicts']))
+        sentences.append('incompatible Ascend stack: %s' % compatibility.describe_conflicts(report['conflicts']))
     if report['unknown'] and not params['allow_unknown']:
-        sentences.append('unknown Ascend stack: %s' % compat.describe_unknown(report['unknown']))
+        sentences.append('unknown Ascend stack: %s' % compatibility.describe_unknown(report['unknown']))
     result = dict(changed=False, stack=stack, message='; '.join(sentences), **report)
     if not report['ok'] and params['fail_on_conflict']:
         module.fail_json(msg=result['message'], **result)

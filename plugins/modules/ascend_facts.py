@@ -357,19 +357,19 @@ import platform
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import compat
-from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
-from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
-from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
-from ansible_collections.npu.ascend.plugins.module_utils import pci
-from ansible_collections.npu.ascend.plugins.module_utils import install_state
-from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
-from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import engine_probe
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import pci
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state
+from ansible_collections.npu.ascend.plugins.module_utils.packages import driver_kernel_modules
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.packages import runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import VersionFileError
 
 SYSFS_PCI_DEVICES = '/sys/bus/pci/devices'
 OS_RELEASE = '/etc/os-release'
@@ -437,18 +437,18 @@ def gather_pci(module):
 
 
 def find_npu_smi(module):
-    return module.get_bin_path('npu-smi', opt_dirs=npu_smi_reader.NPU_SMI_DIRS)
+    return module.get_bin_path('npu-smi', opt_dirs=npu_smi_runner.NPU_SMI_DIRS)
 
 
 def read_npu_smi(module, binary, what):
     """(what npu-smi reported, None) or (None, why it could not be read); never fails the module."""
     if not binary:
         return None, None
-    reader = npu_smi_reader.NpuSmiReader(module.run_command, binary, module.params['npu_smi_timeout'])
+    reader = npu_smi_runner.NpuSmiReader(module.run_command, binary, module.params['npu_smi_timeout'])
     try:
         return reader.read(board={'board': True, 'first_board': 'first'}.get(what, False),
                            vnpus=module.params['vnpus']), None
-    except npu_smi_reader.NpuSmiFailure as failure:
+    except npu_smi_runner.NpuSmiFailure as failure:
         return None, str(failure)
 
 
@@ -495,7 +495,7 @@ def read_os_release(module, path=None):
     """``NAME VERSION_ID`` of os-release (what the compatibility matrix's ``os`` matches), or None."""
     path = path or OS_RELEASE
     try:
-        return compat.parse_os_release(_read(path))
+        return compatibility.parse_os_release(_read(path))
     except (IOError, OSError):
         return None
     except ValueError as error:
@@ -594,15 +594,15 @@ def file_states(paths):
 
 def find_npu_module(release, root=None):
     """The path of one of the driver's modules under ``<root>/<release>/{updates,extra}``, or None."""
-    root = root or kernel_modules.MODULES_ROOT
-    for sub in kernel_modules.MODULE_DIRS:
+    root = root or driver_kernel_modules.MODULES_ROOT
+    for sub in driver_kernel_modules.MODULE_DIRS:
         top = os.path.join(root, release, sub)
         for directory, subdirectories, names in os.walk(top):
-            if directory[len(top):].count(os.sep) >= kernel_modules.MAX_DEPTH:
+            if directory[len(top):].count(os.sep) >= driver_kernel_modules.MAX_DEPTH:
                 subdirectories[:] = []
             subdirectories.sort()
             for name in sorted(names):
-                if kernel_modules.is_npu_module(name):
+                if driver_kernel_modules.is_npu_module(name):
                     return os.path.join(directory, name)
     return None
 
@@ -612,7 +612,7 @@ def read_dkms_status(module, dkms_module):
     dkms = module.get_bin_path('dkms')
     if not dkms:
         return 'dkms is not installed (the DKMS tree holds the driver\'s modules, but there is no dkms command)'
-    argv = kernel_modules.dkms_status_argv(dkms, dkms_module)
+    argv = driver_kernel_modules.dkms_status_argv(dkms, dkms_module)
     rc, out, err, stopped = timed_command.run(module.run_command, argv, PROBE_TIMEOUT_SECONDS, PROBE_KILL_AFTER_SECONDS)
     if stopped:
         return '%s did not answer within %d s' % (' '.join(argv), PROBE_TIMEOUT_SECONDS)
@@ -625,16 +625,16 @@ def read_kernel_modules(module, arch):
     Reads directories only; ``dkms status`` runs only when DKMS built the driver's modules."""
     running = platform.release()
     try:
-        boot_names = os.listdir(kernel_modules.BOOT_DIR)
+        boot_names = os.listdir(driver_kernel_modules.BOOT_DIR)
     except OSError:
         boot_names = []
-    releases = set([running, kernel_modules.newest_release(kernel_modules.boot_releases(boot_names) + [running])])
+    releases = set([running, driver_kernel_modules.newest_release(driver_kernel_modules.boot_releases(boot_names) + [running])])
     modules = dict((release, find_npu_module(release)) for release in releases if release)
-    dkms_paths = glob.glob(os.path.join(kernel_modules.DKMS_TREE, '*', '*', '*', '*', 'module', '*'))
-    tree = kernel_modules.DKMS_TREE
-    builds = kernel_modules.dkms_builds(dkms_paths, arch, tree)
+    dkms_paths = glob.glob(os.path.join(driver_kernel_modules.DKMS_TREE, '*', '*', '*', '*', 'module', '*'))
+    tree = driver_kernel_modules.DKMS_TREE
+    builds = driver_kernel_modules.dkms_builds(dkms_paths, arch, tree)
     status = read_dkms_status(module, builds[0][0]) if builds else None
-    return kernel_modules.judge(running, boot_names, modules, dkms_paths, arch, status, tree)
+    return driver_kernel_modules.judge(running, boot_names, modules, dkms_paths, arch, status, tree)
 
 
 def python_libraries():
@@ -690,7 +690,7 @@ def main():
             free_space_path=dict(type='path', default='/'),
             npu_smi=dict(type='str', choices=['none', 'info', 'board', 'first_board'], default='none'),
             vnpus=dict(type='bool', default=False),
-            npu_smi_timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            npu_smi_timeout=dict(type='int', default=npu_smi_runner.DEFAULT_TIMEOUT_SECONDS),
             npu_smi_from=dict(type='dict'),
             packages=dict(type='list', elements='str', default=[]),
             package_manager=dict(type='str', choices=list(PACKAGE_QUERIES)),

@@ -297,13 +297,14 @@ import platform
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
-from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, installer_record, node_lock
-from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read, durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state, installer_output, installer_record
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
+from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import parse_package_name
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import VersionFileError
 
 # Enough answers for the EULA prompt plus "do you want to continue?" confirmations.
 PROMPT_ANSWERS = 'y\ny\ny\ny\n'

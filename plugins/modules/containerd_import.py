@@ -117,7 +117,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor, undo_record
 
 # Records of imports share the record file with those of runtimes; the prefix keeps them apart.
 RECORD_KEY_PREFIX = 'import:'
@@ -125,10 +126,10 @@ RECORD_KEY_PREFIX = 'import:'
 
 def run(module):
     params = module.params
-    path = runtime_config_files.config_target(module, params['path'])
+    path = config_files.config_target(module, params['path'])
     key = RECORD_KEY_PREFIX + params['import']
     result = {'changed': False, 'path': path, 'imports': [], 'restart_needed': False,
-              'state_file': containerd_config.state_file_path(path)}
+              'state_file': undo_record.state_file_path(path)}
     if os.path.isdir(path):
         module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the main '
                              'config file (for example %s/config.toml)' % (path, path.rstrip('/')), **result)
@@ -141,8 +142,8 @@ def run(module):
             module.exit_json(**result)
         module.fail_json(msg='%s does not exist; the main containerd config must exist before it can import a '
                              'drop-in file (write it with `containerd config default`)' % path, **result)
-    before = runtime_config_files.read_config(module, path)
-    records = runtime_config_files.load_records(module, result['state_file'], path)
+    before = config_files.read_config(module, path)
+    records = config_files.load_records(module, result['state_file'], path)
     record = records.get(key)
     try:
         if params['state'] == 'present':
@@ -151,29 +152,29 @@ def run(module):
             record = record or new_record
         else:
             after = containerd_config.remove_import(before, params['import'], record)
-        result['imports'] = containerd_config.imports_of(after)
+        result['imports'] = containerd_layout.imports_of(after)
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
                              'from its backup, then run again' % (path, to_native(error), path), **result)
-    runtime_config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
-                                  config_kind='toml')
+    config_files.conclude(module, result, before, after, True, False, records, record, None, key=key,
+                          config_kind='toml')
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type='path', default='/etc/containerd/config.toml'),
-            **dict(runtime_config_files.shared_argument_spec(), **{'import': dict(type='path', required=True)})
+            **dict(config_files.shared_argument_spec(), **{'import': dict(type='path', required=True)})
         ),
         supports_check_mode=True,
     )
-    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    if toml_editor.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=toml_editor.TOMLKIT_IMPORT_ERROR)
     try:
-        with runtime_config_files.locked(module):
+        with config_files.locked(module):
             run(module)
-    except containerd_config.TomlkitMissingError as error:
+    except toml_editor.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 
 

@@ -227,7 +227,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import config_stamp, containerd_config, durable_file, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, config_stamp
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor, undo_record
 
 NEW_FILE_MODE = '0644'
 
@@ -249,7 +251,7 @@ def _default_config(module):
 
 def _template_version(module, template_config):
     try:
-        return containerd_config.describe(runtime_config_files.read_config(module, template_config))[0]
+        return containerd_layout.describe(config_files.read_config(module, template_config))[0]
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='template_config %s: %s' % (template_config, to_native(error)))
 
@@ -257,13 +259,13 @@ def _template_version(module, template_config):
 def _template(module, template_config, version):
     if not template_config:
         return None
-    text = runtime_config_files.read_config(module, template_config)
-    template_version, _plugin = containerd_config.describe(text)
+    text = config_files.read_config(module, template_config)
+    template_version, _plugin = containerd_layout.describe(text)
     if template_version != version:
         module.fail_json(msg='template_config %s is config version %d but %s is version %d; the runc table of one '
                              'cannot be copied into the other'
                              % (template_config, template_version, module.params['path'], version))
-    return containerd_config.template_runtime(text)
+    return containerd_layout.template_runtime(text)
 
 
 def _keep_takeover_record(module, path, state_file, params, exists, before, after, records, record):
@@ -277,13 +279,17 @@ def _keep_takeover_record(module, path, state_file, params, exists, before, afte
             or not record.get('runtime_previous') or records.get(params['name']) == record):
         return
     records[params['name']] = record
-    runtime_config_files.save_records(state_file, records, path)
+    config_files.save_records(state_file, records, path)
+
+
+# The editor whose source a stamp names; config_stamp.CONTAINERD_EDITOR lists the same files for the controller.
+EDITOR_PARTS = (toml_editor, containerd_layout, undo_record, containerd_config)
 
 
 def stamp_fingerprint(options):
     """The request a stamp names: the options that decide the file and the editor's source."""
-    return config_stamp.request_fingerprint(options, config_stamp.text_sha1(inspect.getsource(containerd_config)),
-                                            config_stamp.CONTAINERD_RUNTIME_OPTIONS)
+    source = ''.join(inspect.getsource(part) for part in EDITOR_PARTS)
+    return config_stamp.request_fingerprint(options, config_stamp.text_sha1(source), config_stamp.CONTAINERD_RUNTIME_OPTIONS)
 
 
 def _restamp(module, after):
@@ -318,7 +324,7 @@ def _restamp(module, after):
 
 def run(module):
     params = module.params
-    path = runtime_config_files.config_target(module, params['path'])
+    path = config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -326,7 +332,7 @@ def run(module):
         'config_version': None,
         'cri_plugin': None,
         'restart_needed': False,
-        'state_file': containerd_config.state_file_path(path),
+        'state_file': undo_record.state_file_path(path),
     }
     if os.path.isdir(path):
         module.fail_json(msg='containerd config %s is a directory; nothing was changed. Fix: set path to the '
@@ -338,19 +344,19 @@ def run(module):
             _restamp(module, None)
         module.exit_json(**result)
     if exists:
-        before = runtime_config_files.read_config(module, path)
+        before = config_files.read_config(module, path)
         base = before
     elif params['config_version'] or params['template_config']:
         version = params['config_version'] or _template_version(module, params['template_config'])
-        before, base = '', containerd_config.minimal_config(version)
+        before, base = '', containerd_layout.minimal_config(version)
     else:
         before, base = '', _default_config(module)
 
-    records = runtime_config_files.load_records(module, result['state_file'], path)
-    runtime_config_files.refuse_runc(module, name, records)
+    records = config_files.load_records(module, result['state_file'], path)
+    config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
-        version, plugin = containerd_config.describe(base)
+        version, plugin = containerd_layout.describe(base)
         if exists and params['config_version'] and version != params['config_version']:
             module.fail_json(msg='%s is read by containerd as config version %d, not %d; tables written for '
                                  'version %d would be ignored' % (path, version, params['config_version'],
@@ -372,8 +378,8 @@ def run(module):
                             'settings are theirs now); the rest of the registration was undone. Delete the table '
                             'by hand if it is not wanted' % (path, name))
             # Whichever of this module's runtimes goes last puts back what the file held before any of them.
-            records.update(containerd_config.hand_over(name, record, dict((key, value) for key, value in records.items()
-                                                                          if key != name)))
+            records.update(undo_record.hand_over(name, record, dict((key, value) for key, value in records.items()
+                                                                    if key != name)))
     except containerd_config.ContainerdConfigError as error:
         module.fail_json(msg='containerd config %s: %s; nothing was changed. Fix: correct the file (containerd '
                              'cannot load it either: `containerd --config %s config dump` shows why) or restore it '
@@ -385,13 +391,13 @@ def run(module):
     # nothing but its version any more.
     created = record.get('created_file_sha256') if record is not None else None
     remove_file = (params['state'] == 'absent' and created is not None
-                   and (created == _sha256(after) or containerd_config.holds_only_version(after)))
+                   and (created == _sha256(after) or containerd_layout.holds_only_version(after)))
     if remove_file:
         after = ''
-    runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE,
-                                  after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
-                                  config_kind='toml')
+    config_files.conclude(module, result, before, after, exists, remove_file, records, record,
+                          NEW_FILE_MODE,
+                          after_write=lambda: _restamp(module, after if params['state'] == 'present' else None),
+                          config_kind='toml')
 
 
 def main():
@@ -403,16 +409,16 @@ def main():
             default=dict(type='bool', default=True),
             config_version=dict(type='int', choices=[1, 2, 3, 4]),
             template_config=dict(type='path'),
-            **dict(runtime_config_files.shared_argument_spec(), **runtime_config_files.runc_rewrite_argument_spec())
+            **dict(config_files.shared_argument_spec(), **config_files.runc_rewrite_argument_spec())
         ),
         supports_check_mode=True,
     )
-    if containerd_config.TOMLKIT_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('tomlkit'), exception=containerd_config.TOMLKIT_IMPORT_ERROR)
+    if toml_editor.TOMLKIT_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('tomlkit'), exception=toml_editor.TOMLKIT_IMPORT_ERROR)
     try:
-        with runtime_config_files.locked(module):
+        with config_files.locked(module):
             run(module)
-    except containerd_config.TomlkitMissingError as error:
+    except toml_editor.TomlkitMissingError as error:
         module.fail_json(msg=missing_required_lib('tomlkit'), exception=to_native(error))
 
 

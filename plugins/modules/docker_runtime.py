@@ -144,14 +144,14 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, docker_config
 
 NEW_FILE_MODE = '0600'
 
 
 def run(module):
     params = module.params
-    path = runtime_config_files.config_target(module, params['path'])
+    path = config_files.config_target(module, params['path'])
     name = params['name']
     result = {
         'changed': False,
@@ -162,10 +162,10 @@ def run(module):
     exists = os.path.exists(path)
     if not exists and params['state'] == 'absent':
         module.exit_json(**result)
-    before = runtime_config_files.read_config(module, path) if exists else ''
+    before = config_files.read_config(module, path) if exists else ''
 
-    records = runtime_config_files.load_records(module, result['state_file'], path)
-    runtime_config_files.refuse_runc(module, name, records)
+    records = config_files.load_records(module, result['state_file'], path)
+    config_files.refuse_runc(module, name, records)
     record = records.get(name)
     try:
         if params['state'] == 'present':
@@ -189,8 +189,8 @@ def run(module):
 
     # A file this module created and that is back to what it started from ('') goes away again.
     remove_file = params['state'] == 'absent' and record is not None and record.get('created_file') and after == ''
-    runtime_config_files.conclude(module, result, before, after, exists, remove_file, records, record,
-                                  NEW_FILE_MODE, config_kind='json')
+    config_files.conclude(module, result, before, after, exists, remove_file, records, record,
+                          NEW_FILE_MODE, config_kind='json')
 
 
 def main():
@@ -200,10 +200,10 @@ def main():
         runtime_path=dict(type='path', default='/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'),
         default=dict(type='bool', default=True),
     )
-    argument_spec.update(runtime_config_files.shared_argument_spec())
-    argument_spec.update(runtime_config_files.runc_rewrite_argument_spec())
+    argument_spec.update(config_files.shared_argument_spec())
+    argument_spec.update(config_files.runc_rewrite_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    with runtime_config_files.locked(module):
+    with config_files.locked(module):
         run(module)
 
 

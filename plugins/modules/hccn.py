@@ -150,8 +150,8 @@ commands:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
 
 SETTING_READS = ('address', 'gateway', 'netdetect')
 
@@ -162,7 +162,7 @@ def _conf_lines(state):
 
 
 def _check_wanted(module, wanted):
-    problems = hccn_reader.wanted_problems(wanted)
+    problems = hccn_tool_runner.wanted_problems(wanted)
     if problems:
         module.fail_json(msg='npu.ascend.hccn on %s refused its npus before any hccn_tool run: %s; fix: correct those '
                              'values (the npu.ascend.hccn role plans them from hccn_addresses or hccn_base_address, '
@@ -182,7 +182,7 @@ def main():
             )),
             binary_path=dict(type='path'),
             install_path=dict(type='path', default='/usr/local/Ascend'),
-            timeout=dict(type='int', default=hccn_reader.DEFAULT_TIMEOUT_SECONDS),
+            timeout=dict(type='int', default=hccn_tool_runner.DEFAULT_TIMEOUT_SECONDS),
         ),
         supports_check_mode=True,
     )
@@ -191,13 +191,13 @@ def main():
                          commands=[])
     wanted = module.params['npus']
     _check_wanted(module, wanted)
-    binary = hccn_reader.find_hccn_tool(module.params['binary_path'], module.params['install_path'])
+    binary = hccn_tool_runner.find_hccn_tool(module.params['binary_path'], module.params['install_path'])
     if not binary:
-        module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
-    reader = hccn_reader.HccnReader(module.run_command, binary, module.params['timeout'])
+        module.fail_json(msg=hccn_tool_runner.missing_tool_message(module.params['binary_path']), commands=[])
+    reader = hccn_tool_runner.HccnReader(module.run_command, binary, module.params['timeout'])
     try:
         before = [reader.read_npu(entry['npu'], SETTING_READS) for entry in wanted]
-    except hccn_reader.HccnFailure as failure:
+    except hccn_tool_runner.HccnFailure as failure:
         module.fail_json(msg=str(failure), commands=reader.commands)
     changes = []
     for entry, live in zip(wanted, before):
@@ -217,12 +217,12 @@ def main():
                     reader.set_gateway(entry['npu'], entry['gateway'])
                 if 'netdetect' in change['set']:
                     reader.set_netdetect(entry['npu'], entry['netdetect'])
-            except hccn_reader.HccnFailure as failure:
+            except hccn_tool_runner.HccnFailure as failure:
                 module.fail_json(msg='setting NPU %s (%s) was refused: %s' % (entry['npu'], ', '.join(change['set']), failure),
                                  changes=changes, commands=reader.commands)
         try:
             after = [reader.read_npu(entry['npu'], SETTING_READS) for entry in wanted]
-        except hccn_reader.HccnFailure as failure:
+        except hccn_tool_runner.HccnFailure as failure:
             module.fail_json(msg=str(failure), changes=changes, commands=reader.commands)
         for entry, live in zip(wanted, after):
             left = hccn_tool.npu_state_differences(live, entry)
@@ -238,7 +238,7 @@ def main():
             planned.update(dict((key, entry[key]) for key in ('address', 'netmask', 'gateway', 'netdetect') if entry.get(key)))
             after.append(planned)
     diff['after'] = ''.join(_conf_lines(state) for state in after)
-    conf_state = hccn_reader.read_conf_state()
+    conf_state = hccn_tool_runner.read_conf_state()
     conf, conf_sha256, conf_problems = conf_state['conf'], conf_state['sha256'], conf_state['problems']
     differences = hccn_tool.conf_differences(conf or {}, dict((state['npu'], state) for state in after)) \
         if conf is not None else {}
@@ -246,7 +246,7 @@ def main():
     if conf_problems:
         module.warn('%s does not say one thing for the next boot (hccn_tool -cfg recovery): %s; fix: put back the '
                     'file hccn_tool writes (one key_N=value line per key and NPU), then run the hccn role again'
-                    % (hccn_reader.HCCN_CONF, '; '.join(conf_problems)))
+                    % (hccn_tool_runner.HCCN_CONF, '; '.join(conf_problems)))
     if differences and not module.check_mode:
         module.warn('/etc/hccn.conf does not hold the live %s: the next boot (hccn_tool -cfg recovery) would restore '
                     'other ones; fix: set them again with hccn_tool -i N -ip|-gateway|-netdetect -s ..., which saves '

@@ -235,15 +235,15 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
-from ansible_collections.npu.ascend.plugins.module_utils import super_pod
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import super_pod
 
 
 def default_npus():
     try:
-        return hccn_reader.npu_ids_from_devices(os.listdir('/dev'))
+        return hccn_tool_runner.npu_ids_from_devices(os.listdir('/dev'))
     except OSError:
         return []
 
@@ -253,12 +253,12 @@ def read_super_pod(module, reader):
     node, the command and the fix, when npu-smi cannot be run or read."""
     wanted = module.params['super_pod']
     try:
-        npu_smi = npu_smi_reader.reader_for({'binary_path': wanted.get('npu_smi_path'), 'timeout': module.params['timeout']},
+        npu_smi = npu_smi_runner.reader_for({'binary_path': wanted.get('npu_smi_path'), 'timeout': module.params['timeout']},
                                             module.get_bin_path, module.run_command)
         argv = ['info', '-t', 'spod-info', '-i', str(wanted['npu_id']), '-c', str(wanted['chip_id'])]
         try:
             text = npu_smi.run(*argv)
-        except npu_smi_reader.NpuSmiFailure as failure:
+        except npu_smi_runner.NpuSmiFailure as failure:
             reader.commands.extend(npu_smi.commands)
             # The unsupported sentence may come with a non-zero status; it is an answer, not a failure.
             if super_pod.SPOD_UNSUPPORTED.search(str(failure)):
@@ -266,7 +266,7 @@ def read_super_pod(module, reader):
             raise
         reader.commands.extend(npu_smi.commands)
         return super_pod.parse_spod_info(text)
-    except (ValueError, npu_smi_reader.NpuSmiFailure) as error:
+    except (ValueError, npu_smi_runner.NpuSmiFailure) as error:
         module.fail_json(msg='cannot read the SuperPoD membership of %s (npu-smi info -t spod-info -i %s -c %s): %s; '
                              'fix: check that the driver is loaded (npu-smi info) and report this output with the '
                              'driver version' % (reader.node, wanted['npu_id'], wanted['chip_id'], error),
@@ -279,8 +279,8 @@ def main():
             binary_path=dict(type='path'),
             install_path=dict(type='path', default='/usr/local/Ascend'),
             npus=dict(type='list', elements='int'),
-            read=dict(type='list', elements='str', choices=list(hccn_reader.READS),
-                      default=list(hccn_reader.DEFAULT_READS)),
+            read=dict(type='list', elements='str', choices=list(hccn_tool_runner.READS),
+                      default=list(hccn_tool_runner.DEFAULT_READS)),
             ping=dict(type='list', elements='dict', default=[], options=dict(
                 npu=dict(type='int', required=True),
                 address=dict(type='str', required=True),
@@ -296,7 +296,7 @@ def main():
                 chip_id=dict(type='int', default=0),
                 npu_smi_path=dict(type='path'),
             )),
-            timeout=dict(type='int', default=hccn_reader.DEFAULT_TIMEOUT_SECONDS),
+            timeout=dict(type='int', default=hccn_tool_runner.DEFAULT_TIMEOUT_SECONDS),
             wait_timeout=dict(type='int', default=0),
             wait_interval=dict(type='int', default=5),
         ),
@@ -308,13 +308,13 @@ def main():
     if module.params['timeout'] <= 0:
         module.fail_json(msg='timeout must be a positive number of seconds, got %s' % module.params['timeout'],
                          commands=[])
-    binary = hccn_reader.find_hccn_tool(module.params['binary_path'], module.params['install_path'])
+    binary = hccn_tool_runner.find_hccn_tool(module.params['binary_path'], module.params['install_path'])
     if not binary:
-        module.fail_json(msg=hccn_reader.missing_tool_message(module.params['binary_path']), commands=[])
+        module.fail_json(msg=hccn_tool_runner.missing_tool_message(module.params['binary_path']), commands=[])
     npus = module.params['npus'] if module.params['npus'] is not None else default_npus()
-    problems = hccn_reader.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
-        hccn_reader.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False) + \
-        hccn_reader.wanted_problems(module.params['hccs_ping'], keys=('address',), where='hccs_ping', once=False)
+    problems = hccn_tool_runner.wanted_problems([{'npu': npu} for npu in npus], keys=(), where='npus') + \
+        hccn_tool_runner.wanted_problems(module.params['ping'], keys=('address',), where='ping', once=False) + \
+        hccn_tool_runner.wanted_problems(module.params['hccs_ping'], keys=('address',), where='hccs_ping', once=False)
     if problems:
         module.fail_json(msg='npu.ascend.hccn_info on %s refused its options before any hccn_tool run: %s; fix: list '
                              'each NPU once and write every ping address as four numbers without leading zeros'
@@ -322,11 +322,11 @@ def main():
     if not npus:
         module.fail_json(msg='no NPU to read: no /dev/davinciN device node; fix: check that the driver is loaded '
                              '(npu-smi info), or pass npus', commands=[])
-    reader = hccn_reader.HccnReader(module.run_command, binary, module.params['timeout'])
+    reader = hccn_tool_runner.HccnReader(module.run_command, binary, module.params['timeout'])
     try:
         states, settled, waited = reader.read_until_settled(npus, module.params['read'], module.params['wait_timeout'],
                                                             module.params['wait_interval'])
-    except hccn_reader.HccnFailure as failure:
+    except hccn_tool_runner.HccnFailure as failure:
         module.fail_json(msg=str(failure), commands=reader.commands)
     pings = []
     for wanted in module.params['ping']:
@@ -339,7 +339,7 @@ def main():
         result['peer'] = wanted.get('peer')
         hccs_pings.append(result)
     membership = read_super_pod(module, reader) if module.params['super_pod'] else None
-    conf_state = hccn_reader.read_conf_state()
+    conf_state = hccn_tool_runner.read_conf_state()
     conf = conf_state['conf']
     live = dict((state['npu'], state) for state in states if 'address' in state)
     result = {

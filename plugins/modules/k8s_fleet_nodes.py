@@ -192,9 +192,9 @@ all_listed:
   type: bool
 '''
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KubernetesApi
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet_module import fleet_module
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import fleet
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.client import KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet_module import fleet_module
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -217,15 +217,15 @@ def run(module, api_for):
             module.fail_json(msg='k8s_fleet_nodes: host %s: manage_taint needs a taint' % spec['host'])
     results, resources, all_listed, changed = {}, None, True, False
     own = (params['kubeconfig'], params['context'])
-    for key, members in k8s_fleet.cluster_groups(specs, *own):
+    for key, members in fleet.cluster_groups(specs, *own):
         try:
             api = api_for(*key, request_timeout=params['request_timeout'])
-        except k8s_fleet.ApiError as error:
+        except fleet.ApiError as error:
             for spec in members:
-                results[spec['host']] = k8s_fleet.node_failure(spec, k8s_fleet.unread_message(spec, error))
+                results[spec['host']] = fleet.node_failure(spec, fleet.unread_message(spec, error))
             all_listed = False
             continue
-        outcome = k8s_fleet.apply_nodes(api, members, check_mode=module.check_mode)
+        outcome = fleet.apply_nodes(api, members, check_mode=module.check_mode)
         results.update(outcome['results'])
         changed = changed or outcome['changed']
         if key == own:
@@ -235,7 +235,7 @@ def run(module, api_for):
     all_listed = all_listed and all(result['listed'] for result in results.values())
     output = dict(changed=changed, hosts=results, resources=resources, all_listed=all_listed)
     if module._diff:
-        output['diff'] = k8s_fleet.nodes_diff(results)
+        output['diff'] = fleet.nodes_diff(results)
     module.exit_json(**output)
 
 

@@ -193,9 +193,9 @@ hosts:
 import base64
 import json
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import FIELD_MANAGER, KubernetesApi
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet_module import fleet_module
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import fleet
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.client import FIELD_MANAGER, KubernetesApi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet_module import fleet_module
 
 NODE_OPTIONS = dict(
     host=dict(type='str', required=True),
@@ -249,17 +249,17 @@ def run(module, api_for):
             module.fail_json(msg='k8s_fleet_validate: host %s: the pod needs metadata.name and metadata.namespace'
                              % spec['host'])
     results, changed = {}, False
-    for key, members in k8s_fleet.cluster_groups(specs, params['kubeconfig'], params['context']):
+    for key, members in fleet.cluster_groups(specs, params['kubeconfig'], params['context']):
         try:
             api = api_for(*key, request_timeout=params['request_timeout'])
-        except k8s_fleet.ApiError as error:
+        except fleet.ApiError as error:
             for spec in members:
-                results[spec['host']] = k8s_fleet.validation_failure(
+                results[spec['host']] = fleet.validation_failure(
                     spec, 'validation: the Kubernetes API cannot be used: %s. Fix: check that the API server of '
                     'k8s_kubeconfig (%s, context %s) runs and is reachable from the controller, then run again.'
                     % (error, key[0] or 'the default kubeconfig', key[1] or 'current'))
             continue
-        outcome = k8s_fleet.validate_nodes(api, members, check_mode=module.check_mode, secrets=pull_secrets(members))
+        outcome = fleet.validate_nodes(api, members, check_mode=module.check_mode, secrets=pull_secrets(members))
         results.update(outcome['results'])
         changed = changed or outcome['changed']
     module.exit_json(changed=changed, hosts=results)

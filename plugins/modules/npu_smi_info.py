@@ -143,7 +143,7 @@ commands:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner
 
 
 def main():
@@ -152,17 +152,17 @@ def main():
             binary_path=dict(type='path'),
             board=dict(type='bool', default=False),
             list=dict(type='bool', default=False),
-            timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            timeout=dict(type='int', default=npu_smi_runner.DEFAULT_TIMEOUT_SECONDS),
         ),
         supports_check_mode=True,
     )
     try:
-        reader = npu_smi_reader.reader_for(module.params, module.get_bin_path, module.run_command)
+        reader = npu_smi_runner.reader_for(module.params, module.get_bin_path, module.run_command)
     except ValueError as problem:
         module.fail_json(msg=str(problem), commands=[])
     try:
         result = reader.read(board=module.params['board'], list_npus=module.params['list'])
-    except npu_smi_reader.NpuSmiFailure as failure:
+    except npu_smi_runner.NpuSmiFailure as failure:
         module.fail_json(msg=str(failure), commands=reader.commands)
     module.exit_json(changed=False, npu_smi=result, commands=reader.commands)
 

@@ -172,10 +172,10 @@ commands:
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.npu.ascend.plugins.module_utils import node_lock
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu
 
 CONTAINER_MODE = 'docker'
 VM_MODE = 'vm'
@@ -191,7 +191,7 @@ def _parse(parser, text, what, where, *args):
     try:
         return parser(text, *args)
     except npu_smi.NpuSmiError as error:
-        raise VnpuFailure('%s: %s' % (where, npu_smi_reader.explain_error(error, 0)))
+        raise VnpuFailure('%s: %s' % (where, npu_smi_runner.explain_error(error, 0)))
     except npu_vnpu.VnpuUnavailable as refusal:
         raise VnpuFailure('%s: npu-smi %s answered %r: %s. Fix: %s'
                           % (where, what, refusal.line, refusal.cause, refusal.fix))
@@ -324,7 +324,7 @@ def run(module, reader):
 def _run_set(reader, where, what, *argv):
     try:
         return reader.run(*argv)
-    except npu_smi_reader.NpuSmiFailure as failure:
+    except npu_smi_runner.NpuSmiFailure as failure:
         raise VnpuFailure('%s: could not %s: %s' % (where, what, failure))
 
 
@@ -347,13 +347,13 @@ def main():
             force=dict(type='bool', default=False),
             recover=dict(type='bool', default=True),
             binary_path=dict(type='path'),
-            timeout=dict(type='int', default=npu_smi_reader.DEFAULT_TIMEOUT_SECONDS),
+            timeout=dict(type='int', default=npu_smi_runner.DEFAULT_TIMEOUT_SECONDS),
             lock_timeout=dict(type='int', default=node_lock.DEFAULT_TIMEOUT),
         ),
         supports_check_mode=True,
     )
     try:
-        reader = npu_smi_reader.reader_for(module.params, module.get_bin_path, module.run_command)
+        reader = npu_smi_runner.reader_for(module.params, module.get_bin_path, module.run_command)
     except ValueError as problem:
         module.fail_json(msg=str(problem), commands=[])
     if not module.check_mode:
@@ -367,7 +367,7 @@ def main():
                 module.params['npu_id'], module.params['chip_id'], error), commands=[])
     try:
         changed, chip, vnpus, plan, resources, diff = run(module, reader)
-    except (VnpuFailure, npu_smi_reader.NpuSmiFailure) as failure:
+    except (VnpuFailure, npu_smi_runner.NpuSmiFailure) as failure:
         module.fail_json(msg=str(failure), commands=reader.commands)
     result = dict(changed=changed, chip=chip, vnpus=vnpus, plan=plan, resources=resources, commands=reader.commands)
     if diff is not None and module._diff:

@@ -16,7 +16,7 @@ __metaclass__ = type
 import os
 import stat
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read, durable_file
 
 
 class ControllerFilesError(ValueError):

@@ -42,11 +42,11 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN, label_keys
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import fleet
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import DEFAULT_DOMAIN, label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import chip_is_healthy
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
 
@@ -449,12 +449,12 @@ def _device_plugin_causes(name, evidence, context):
                            'add the taint to device_plugin_extra_tolerations and rerun npu.ascend.device_plugin, '
                            'or remove the taint: `kubectl taint node %s %s:%s-`' % (
                                name, blocking[0].get('key'), blocking[0].get('effect')))
-        pull_problems = [k8s_fleet.image_pull_problem(status, _spec(pod)) for pod in pods
+        pull_problems = [fleet.image_pull_problem(status, _spec(pod)) for pod in pods
                          for status in _status(pod).get('containerStatuses') or []]
         pull_problems = [problem for problem in pull_problems if problem]
         if pull_problems:
             return finding(name, 'device-plugin', 'the device plugin pod on the node cannot pull its image',
-                           '; '.join(pull_problems), k8s_fleet.IMAGE_PULL_FIX)
+                           '; '.join(pull_problems), fleet.IMAGE_PULL_FIX)
         if pods:
             states = []
             for pod in pods:
@@ -943,7 +943,7 @@ def _fabric_findings(name, evidence):
     """A training node's NPU RoCE ports as hccn_info read them (evidence ``hccn``): a link down, a net
     health other than Success, a gateway or detect address outside the NPU's subnet, NPUs of one node in
     different subnets, some NPUs without an address; on an A3, a die whose HCCS link (vNIC) is down."""
-    from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
     fabric = evidence.get('hccn')
     if not fabric:
         return []

@@ -29,12 +29,12 @@ import xml.etree.ElementTree as ET
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 from ansible_collections.npu.ascend.plugins.plugin_utils.preflight_summary import hosts_text as _names_text
 from ansible_collections.npu.ascend.plugins.plugin_utils import vnpu_plan
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, same_version, version_mismatches)
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
     SUPER_POD_ID_LABEL, label_keys, label_value, super_pod_member)
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import chip_is_healthy
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import chip_is_healthy
 
 FORMAT = 'npu.ascend/fleet-report'
 FORMAT_VERSION = 1

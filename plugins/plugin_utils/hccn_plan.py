@@ -11,9 +11,9 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils import super_pod
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import super_pod
 
 # Chips whose NPUs carry their own RoCE port: one list, which the Node's fabric label reads too.
 A2_TRAINING_CHIPS = hccn_tool.A2_TRAINING_CHIPS

@@ -19,10 +19,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import (
     package_file_name, parse_package_name)
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import compare_versions
 
 # The kernels package carries an architecture in its name from 8.0.RC2 on (docs/huawei-sources.md).
 LAST_KERNELS_WITHOUT_ARCH = '8.0.RC2'

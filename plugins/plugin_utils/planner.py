@@ -21,9 +21,11 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue, hardware_catalogue, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue, runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     COMPONENTS, COMPONENT_TITLES, version_mismatches)
 
 ROLES = ('hdk', 'cann', 'container_runtime')

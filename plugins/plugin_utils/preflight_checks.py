@@ -7,7 +7,7 @@
 free space, Ansible's min facts, the package manager's answer about the kernel headers and the
 DKMS toolchain, the resolved packages) with the plan (``planner.plan_node``) and returns the
 checks in the order the report prints them, each ``{name, ok, detail, fix}``. The compatibility
-check runs the matrix (``compat.check_stack``) on the controller over the same probe.
+check runs the matrix (``compatibility.check_stack``) on the controller over the same probe.
 Controller side only, no Ansible imports.
 """
 
@@ -17,8 +17,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat
-from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
+from ansible_collections.npu.ascend.plugins.module_utils.packages.compat_matrix import COMPAT_MATRIX
 from ansible_collections.npu.ascend.plugins.plugin_utils import kernel_judgement
 
 _APT_POLICY = re.compile(r'^(\S+):\n\s+Installed: (\S+)\n\s+Candidate: (\S+)', re.M)
@@ -223,13 +223,13 @@ def compat_stack(plan, probe):
     wanted = dict((item['component'], item['want']) for item in plan['components'])
     keys = (('driver', 'driver'), ('firmware', 'firmware'), ('cann', 'toolkit'))
     desired = dict((key, wanted[component]) for key, component in keys if component in wanted)
-    return compat.probe_stack(desired, probe.get('installed'), probe.get('chip_family'), probe.get('product'),
-                              probe.get('os'))
+    return compatibility.probe_stack(desired, probe.get('installed'), probe.get('chip_family'), probe.get('product'),
+                                     probe.get('os'))
 
 
 def compat_report(stack, extra_rows=None, replace_rows=False, allow_unknown=False):
     """What ascend_compat returns for ``stack``: the matrix's verdict and the stack it judged."""
-    report = compat.check_stack(stack, COMPAT_MATRIX, extra_rows or [], replace_rows, allow_unknown)
+    report = compatibility.check_stack(stack, COMPAT_MATRIX, extra_rows or [], replace_rows, allow_unknown)
     report['stack'] = stack
     return report
 

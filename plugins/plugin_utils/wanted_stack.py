@@ -19,9 +19,9 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import COMPONENTS, checked_version
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import operator_kernels_component
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import COMPONENTS, checked_version
+from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import operator_kernels_component
 
 _VERSION_VARIABLE = component_catalogue.version_variable
 # Stack key, the role variable it comes from, and that variable's role default (the roles'

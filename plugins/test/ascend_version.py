@@ -27,7 +27,7 @@ def ascend_version(value, version, operator='eq'):
     """True when ``value <operator> version`` in Huawei version order."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_matches
+    from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import version_matches
     canonical = OPERATOR_ALIASES.get(str(operator).strip().lower()) if operator is not None else None
     if canonical is None:
         raise AnsibleFilterError(

@@ -32,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 PODMAN = REPO_ROOT / 'sandbox' / 'podman.sh'
-sys.path.insert(0, str(REPO_ROOT / 'plugins' / 'module_utils'))
+sys.path.insert(0, str(REPO_ROOT / 'plugins' / 'module_utils' / 'hardware'))
 
 import npu_smi  # noqa: E402  (the collection's own parser, shared with npu_smi_info)
 

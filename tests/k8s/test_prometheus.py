@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 def _module_utils(name):
     # Pure modules, loaded by path as the textfile_metrics role installs them on a node.
-    spec = importlib.util.spec_from_file_location('npu_ascend_' + name, REPO_ROOT / 'plugins' / 'module_utils' / (name + '.py'))
+    spec = importlib.util.spec_from_file_location('npu_ascend_' + name, REPO_ROOT / 'plugins' / 'module_utils' / 'hardware' / (name + '.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

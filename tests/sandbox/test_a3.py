@@ -21,8 +21,8 @@ npu_smi = testing.load_npu_smi()
 hccn_tool = testing.load_by_path("npu_ascend_fake_hccn_tool", os.path.join(testing.PAYLOAD_DIR, "hccn_tool.py"))
 builder = testing.load_builder()
 # The collection's parsers, to hold the fake tools to what the product reads (the simulator never imports them).
-product_hccn = collection_code.load_module_utils("hccn_tool")
-product_super_pod = collection_code.load_module_utils("super_pod")
+product_hccn = collection_code.load_module_utils("hardware.hccn_tool")
+product_super_pod = collection_code.load_module_utils("hardware.super_pod")
 
 # Bus ids of every Kunpeng-host A3 captured, in Phy-ID order (vllm-ascend #2971 and others).
 A3_BUS_IDS = ["0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0", "0000:95:00.0", "0000:97:00.0",

@@ -13,7 +13,7 @@ import testing  # noqa: E402
 import collection_code  # noqa: E402
 from conftest import NODE_NAME, load_fleet_module, podman_available  # noqa: E402
 
-hccn = collection_code.load_module_utils("hccn_tool")
+hccn = collection_code.load_module_utils("hardware.hccn_tool")
 
 FIRST, SECOND = NODE_NAME + "-t1", NODE_NAME + "-t2"
 FABRIC = NODE_NAME + "-fabric"

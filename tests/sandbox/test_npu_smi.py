@@ -14,8 +14,8 @@ import testing  # noqa: E402
 import collection_code  # noqa: E402
 
 npu_smi = testing.load_npu_smi()
-parser = collection_code.load_module_utils("npu_smi")
-version_files = collection_code.load_module_utils("version_files")
+parser = collection_code.load_module_utils("hardware.npu_smi")
+version_files = collection_code.load_module_utils("packages.version_files")
 
 INFO_SAMPLES = [
     ("910B4_25.0.rc1.1_info.txt", "910b"),

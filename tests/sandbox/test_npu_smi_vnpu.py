@@ -14,8 +14,8 @@ import testing  # noqa: E402
 import collection_code  # noqa: E402
 
 npu_smi = testing.load_npu_smi()
-collection_code.load_module_utils("npu_smi")  # npu_vnpu imports it under its Ansible name
-vnpu_parser = collection_code.load_module_utils("npu_vnpu")
+collection_code.load_module_utils("hardware.npu_smi")  # npu_vnpu imports it under its Ansible name
+vnpu_parser = collection_code.load_module_utils("hardware.npu_vnpu")
 
 A2 = {"chip_family": "910b", "chip_name": "910B4",
       "npus": [{"npu_id": 0, "chips": [{"chip_id": 0}]}, {"npu_id": 1, "chips": [{"chip_id": 0}]}]}

@@ -19,8 +19,8 @@ import collection_code  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("makeself") is None, reason="makeself is not installed (make deps)")
 
 builder = testing.load_builder()
-version_files = collection_code.load_module_utils("version_files")
-ascend_package = collection_code.load_module_utils("ascend_package")
+version_files = collection_code.load_module_utils("packages.version_files")
+ascend_package = collection_code.load_module_utils("packages.package_names")
 
 # (component, chip, version, arch, soc) -> the name Huawei gives that package (facts reference section 1)
 REAL_NAMES = [

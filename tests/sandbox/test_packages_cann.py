@@ -14,7 +14,7 @@ import testing  # noqa: E402
 import collection_code  # noqa: E402
 from testing import DRIVER, TOOLKIT, ARM_TOOLKIT, TOOLKIT_85, KERNELS, OPS, NNAL  # noqa: E402
 
-version_files = collection_code.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("packages.version_files")
 
 INSTALL = ("--nox11", "--install", "--quiet", "--install-for-all")
 CANN_PREFIX = re.compile(r"^\[(Toolkit|kernels_910b|ops_910b|NNAL)\] \[\d{8}-\d\d:\d\d:\d\d\] (?=\[(INFO|WARNING|ERROR)\] )")

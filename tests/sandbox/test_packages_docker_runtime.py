@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the project runs Python 3.11
     tomllib = None
 
-version_files = collection_code.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("packages.version_files")
 ROOT = "/usr/local/Ascend/Ascend-Docker-Runtime"
 RUNTIME = ROOT + "/ascend-docker-runtime"
 

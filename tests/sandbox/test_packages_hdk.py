@@ -15,7 +15,7 @@ import testing  # noqa: E402
 import collection_code  # noqa: E402
 from testing import DRIVER, FIRMWARE, OLD_DRIVER, ARM_DRIVER, SOC_DRIVER  # noqa: E402
 
-version_files = collection_code.load_module_utils("version_files")
+version_files = collection_code.load_module_utils("packages.version_files")
 builder = testing.load_builder()
 
 FULL = ("--nox11", "--full", "--quiet", "--install-for-all")

@@ -111,7 +111,7 @@ def run_module(capsys):
 @pytest.fixture(autouse=True)
 def node_lock_in_tmp(tmp_path_factory, monkeypatch):
     """The modules take the node lock under /var/lib/npu_ascend; unit tests take it in a directory of their own."""
-    from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+    from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
     path = str(tmp_path_factory.mktemp('node-lock') / 'lock')
     monkeypatch.setattr(node_lock, 'LOCK_PATH', path)
     return path
@@ -120,7 +120,7 @@ def node_lock_in_tmp(tmp_path_factory, monkeypatch):
 @pytest.fixture(autouse=True)
 def installer_records_in_tmp(tmp_path_factory, monkeypatch):
     """ascend_runfile records its installers under /run/npu_ascend/installers; unit tests in a directory of their own."""
-    from ansible_collections.npu.ascend.plugins.module_utils import installer_record
+    from ansible_collections.npu.ascend.plugins.module_utils.packages import installer_record
     path = str(tmp_path_factory.mktemp('installers'))
     monkeypatch.setattr(installer_record, 'RECORD_DIR', path)
     return path
@@ -130,7 +130,7 @@ def installer_records_in_tmp(tmp_path_factory, monkeypatch):
 def held_by_another_process():
     """``with held_by_another_process(path, holder) as pid``: a forked process holds the node lock meanwhile."""
     import contextlib
-    from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+    from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
 
     @contextlib.contextmanager
     def hold(path, holder):

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""An in-memory API server for module_utils/k8s_fleet.py: Nodes with resourceVersions and JSON merge
+"""An in-memory API server for module_utils/k8s/fleet.py: Nodes with resourceVersions and JSON merge
 patches as the API server applies them (409 on a stale resourceVersion, 422 for a label or taint it
 refuses), validation pods whose status the test scripts, and a clock that sleeping advances. Every request
 is recorded. And HostileServer, a loopback HTTP API server for the real kubernetes client, answering in
@@ -8,7 +8,7 @@ any shape and at any pace."""
 import copy
 import string
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiError
 
 
 def node(name, labels=None, taints=None, version=1):

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.npu_whole_request import npu_whole_request
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue, k8s_validation, npu_labels, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import npu_labels, validation
 from ansible_collections.npu.ascend.plugins.modules import npu_smi_info
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as fr
 
@@ -203,26 +204,26 @@ def container_table(phys):
 
 
 def test_both_dies_of_one_npu_pass():
-    verdict = k8s_validation.judge_output(ls_lines([2, 3]) + container_table([2, 3]), 2, 2)
+    verdict = validation.judge_output(ls_lines([2, 3]) + container_table([2, 3]), 2, 2)
     assert verdict['passed'], verdict['problems']
     assert [(chip['npu_id'], chip['chip_id']) for chip in verdict['chips']] == [(1, 0), (1, 1)]
 
 
 def test_dies_of_two_npus_fail_with_the_npus_named():
-    verdict = k8s_validation.judge_output(ls_lines([1, 2]) + container_table([1, 2]), 2, 2)
+    verdict = validation.judge_output(ls_lines([1, 2]) + container_table([1, 2]), 2, 2)
     assert not verdict['passed']
     assert verdict['problems'] == ['the container got part of an NPU: NPU 0 (chip 1); NPU 1 (chip 0) of 2 dies '
                                    'each; a request of whole NPUs must get every die of each NPU together']
 
 
 def test_one_die_alone_is_judged_as_before():
-    assert k8s_validation.judge_output(ls_lines([5]) + container_table([5]), 1, 2)['passed']
+    assert validation.judge_output(ls_lines([5]) + container_table([5]), 1, 2)['passed']
 
 
 @given(phys=st.lists(st.integers(0, 15), min_size=2, max_size=4, unique=True).filter(lambda items: len(items) % 2 == 0))
 def test_a_request_of_whole_npus_passes_exactly_when_every_npu_is_whole(phys):
     phys = sorted(phys)
-    verdict = k8s_validation.judge_output(ls_lines(phys) + container_table(phys), len(phys), 2)
+    verdict = validation.judge_output(ls_lines(phys) + container_table(phys), len(phys), 2)
     whole = all(phys.count(phy ^ 1) for phy in phys)
     assert verdict['passed'] is whole
 

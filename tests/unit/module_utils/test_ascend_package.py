@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import (
     normalize_arch,
     package_file_name,
     parse_package_name,

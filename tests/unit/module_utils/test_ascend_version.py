@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     AscendVersion,
     compare_versions,
     in_compat_range,

@@ -1,15 +1,15 @@
 # -*- coding: utf-8 -*-
-"""Tests of the compatibility matrix logic (compat.py) and its data (compat_matrix.py)."""
+"""Tests of the compatibility matrix logic (compatibility.py) and its data (compat_matrix.py)."""
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat
-from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
+from ansible_collections.npu.ascend.plugins.module_utils.packages.compat_matrix import COMPAT_MATRIX
 
 
 def check(stack, extra_rows=None, replace_rows=False):
-    return compat.check_stack(stack, COMPAT_MATRIX, extra_rows, replace_rows)
+    return compatibility.check_stack(stack, COMPAT_MATRIX, extra_rows, replace_rows)
 
 
 def pairs(report):
@@ -17,7 +17,7 @@ def pairs(report):
 
 
 def test_every_built_in_row_is_valid_and_names_its_source():
-    assert compat.effective_rows(COMPAT_MATRIX) == COMPAT_MATRIX
+    assert compatibility.effective_rows(COMPAT_MATRIX) == COMPAT_MATRIX
     assert all(row['source'] for row in COMPAT_MATRIX)
 
 
@@ -34,20 +34,20 @@ def test_every_built_in_row_is_valid_and_names_its_source():
     ('8.1.RC1', '>=8.0.RC1,<8.1', False),
 ])
 def test_version_satisfies(version, spec, expected):
-    assert compat.version_satisfies(version, spec) is expected
+    assert compatibility.version_satisfies(version, spec) is expected
 
 
 def test_python_style_versions():
-    assert compat.version_satisfies('2.1.0.post3', '2.1.0.post3', 'torch_npu')
-    assert not compat.version_satisfies('2.1.0', '2.1.0.post3', 'torch_npu')
-    assert compat.version_satisfies('2.1.0.post3', '>2.1.0', 'torch_npu')
-    assert compat.version_satisfies('2.4.0.post2+git1234', '2.4.0.post2', 'torch_npu')
+    assert compatibility.version_satisfies('2.1.0.post3', '2.1.0.post3', 'torch_npu')
+    assert not compatibility.version_satisfies('2.1.0', '2.1.0.post3', 'torch_npu')
+    assert compatibility.version_satisfies('2.1.0.post3', '>2.1.0', 'torch_npu')
+    assert compatibility.version_satisfies('2.4.0.post2+git1234', '2.4.0.post2', 'torch_npu')
 
 
 def test_bad_constraints_are_rejected():
     for spec in ('', '>=25.x', '>=not a version'):
         with pytest.raises(ValueError):
-            compat.validate_spec(spec, 'driver')
+            compatibility.validate_spec(spec, 'driver')
 
 
 @pytest.mark.parametrize('os_text, spec, expected', [
@@ -57,7 +57,7 @@ def test_bad_constraints_are_rejected():
     ('Ubuntu 20.04', 'ubuntu 22.04', False),
 ])
 def test_os_matches(os_text, spec, expected):
-    assert compat.os_matches(os_text, spec) is expected
+    assert compatibility.os_matches(os_text, spec) is expected
 
 
 def test_download_table_pair_fits():
@@ -170,13 +170,13 @@ def test_unknown_pair_is_refused_not_a_conflict():
 
 def _first_version(spec):
     """A version meeting the first alternative of ``spec`` (the prefix or the lower bound itself)."""
-    alternative = compat._alternatives(spec)[0]
+    alternative = compatibility._alternatives(spec)[0]
     clause = alternative.split(',')[0].strip().lstrip('>=')
     return clause[:-2] if clause.lower().endswith('.x') else clause
 
 
 _DOCUMENTED = [row for row in COMPAT_MATRIX if row.get('cann') is not None and row.get('driver') is not None
-               and compat.row_key(row) == ['cann']]
+               and compatibility.row_key(row) == ['cann']]
 
 
 @pytest.mark.parametrize('row', _DOCUMENTED, ids=lambda row: '%s-%s' % (row['cann'], row['driver']))
@@ -220,7 +220,7 @@ def test_fail_closed_table(stack, conflicts, unknown, words):
     assert pairs(report) == conflicts
     assert [entry['pair'] for entry in report['unknown']] == unknown
     assert report['ok'] is (not conflicts and not unknown)
-    message = compat.describe_unknown(report['unknown'], 'my_extra_rows', 'my_allow_unknown')
+    message = compatibility.describe_unknown(report['unknown'], 'my_extra_rows', 'my_allow_unknown')
     for word in words:
         assert word in message
     if unknown:
@@ -228,7 +228,7 @@ def test_fail_closed_table(stack, conflicts, unknown, words):
     else:
         assert message == ''
     # The opt-in accepts unknown pairs, never conflicts, and still reports them.
-    allowed = compat.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)
+    allowed = compatibility.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)
     assert allowed['ok'] is (not conflicts)
     assert allowed['unknown'] == report['unknown']
 
@@ -247,7 +247,7 @@ def test_a_row_in_extra_rows_makes_an_unknown_pair_known():
     report = check(dict(stack, chip_family='310p'),
                    [{'source': 'our lab', 'cann': '9.9.0', 'driver': '27.0.x', 'chip_families': ['910b']}])
     assert not report['ok']
-    assert 'on chip families 910b (source: our lab)' in compat.describe_unknown(report['unknown'])
+    assert 'on chip families 910b (source: our lab)' in compatibility.describe_unknown(report['unknown'])
 
 
 def test_torch_npu_needs_its_cann():
@@ -327,7 +327,7 @@ def test_unreadable_stack_version_is_an_error():
 
 def test_describe_conflicts_is_one_sentence_per_conflict():
     report = check({'cann': '8.2.RC1', 'driver': '24.1.rc2', 'torch_npu': '2.5.1'})
-    text = compat.describe_conflicts(report['conflicts'])
+    text = compatibility.describe_conflicts(report['conflicts'])
     assert 'cann 8.2.RC1, driver 24.1.rc2' in text and 'torch_npu 2.5.1, cann 8.2.RC1' in text
     assert '25.0.rc1.1.x or 25.2.0.x' in text
 
@@ -347,9 +347,9 @@ def test_no_unknown_cann_driver_pair_ever_passes_silently(cann, driver, chip):
     report = check(stack)
     assert not report['ok']
     assert [entry['pair'] for entry in report['unknown']] == [['cann', 'driver']]
-    assert 'cann %s with driver %s' % (cann, driver) in compat.describe_unknown(report['unknown'])
+    assert 'cann %s with driver %s' % (cann, driver) in compatibility.describe_unknown(report['unknown'])
     # The opt-in accepts it, and a row naming the pair makes it known.
-    assert compat.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)['ok']
+    assert compatibility.check_stack(stack, COMPAT_MATRIX, allow_unknown=True)['ok']
     known = check(stack, [{'source': 'generated', 'cann': cann, 'driver': driver}])
     assert known['ok'] and known['unknown'] == []
 

@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.npu.ascend.plugins.module_utils import ascend_package, component_catalogue, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue, package_names, runfile
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import package_resolution
 
@@ -30,7 +30,7 @@ def test_a_managed_component_has_its_role_and_version_file(row):
 
 def test_readers_use_the_catalogue():
     assert runfile.MANAGED_COMPONENTS == ('driver', 'firmware', 'toolkit', 'kernels', 'ops', 'nnal', 'docker_runtime')
-    assert ascend_package.COMPONENTS == component_catalogue.component_ids()
+    assert package_names.COMPONENTS == component_catalogue.component_ids()
     assert set(package_resolution.CHIPLESS_COMPONENTS) == {'toolkit', 'nnae', 'nnrt', 'nnal', 'docker_runtime'}
 
 
@@ -66,7 +66,7 @@ def test_the_user_facing_spellings_are_the_rows():
 
 def test_one_name_per_component_from_package_to_fact_to_plan():
     """The installed fact, the plan and the wanted stack key a component by its catalogue id."""
-    from ansible_collections.npu.ascend.plugins.module_utils import install_state
+    from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state
     from ansible_collections.npu.ascend.plugins.plugin_utils import planner, wanted_stack
     assert set(install_state.read_all_installed('/nonexistent-install-path', 'x86_64', {})) == set(runfile.MANAGED_COMPONENTS)
     assert set(planner.ROLE_OF) == set(runfile.MANAGED_COMPONENTS)

@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
 
 hypothesis = pytest.importorskip('hypothesis')
 from hypothesis import given, strategies as st  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, undo_record  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'containerd')
@@ -40,7 +40,7 @@ def plain(text):
 
 
 def owned_paths(text):
-    version, plugin = containerd_config.describe(text)
+    version, plugin = containerd_layout.describe(text)
     containerd = ('plugins', plugin, 'containerd')
     return containerd + ('default_runtime_name',), containerd + ('runtimes', 'ascend')
 
@@ -66,7 +66,7 @@ def supports(label, version, plugin=None):
 
 
 def binary_of(runtime):
-    return containerd_config.option_value(runtime.get('options') or {}, 'BinaryName')
+    return containerd_layout.option_value(runtime.get('options') or {}, 'BinaryName')
 
 
 @pytest.mark.parametrize('name', VALID)
@@ -83,7 +83,7 @@ def test_add_keeps_every_other_key_and_absent_restores_bytes(name):
     for path in set(after) - set(before):
         assert path == default_path or path[:len(runtime_path)] == runtime_path, 'unexpected key %s' % '.'.join(path)
 
-    default_name, runtime = containerd_config.effective_runtime(new, 'ascend')
+    default_name, runtime = containerd_layout.effective_runtime(new, 'ascend')
     assert default_name == 'ascend'
     assert binary_of(runtime) == BINARY
     # containerd reads option keys case-insensitively: never two spellings of one option.
@@ -93,8 +93,8 @@ def test_add_keeps_every_other_key_and_absent_restores_bytes(name):
     for key in runtime_path[:-1] + ('runc',):
         runc = runc.get(key, {}) if isinstance(runc, dict) else {}
     assert runtime['runtime_type'] == runc.get('runtime_type', 'io.containerd.runc.v2')
-    assert (containerd_config.option_value(runtime['options'], 'SystemdCgroup')
-            == (containerd_config.option_value(runc.get('options', {}), 'SystemdCgroup') if runc else True))
+    assert (containerd_layout.option_value(runtime['options'], 'SystemdCgroup')
+            == (containerd_layout.option_value(runc.get('options', {}), 'SystemdCgroup') if runc else True))
 
     # Only inserted lines and the default_runtime_name line differ; no original line is lost.
     matcher = difflib.SequenceMatcher(None, original.splitlines(), new.splitlines(), autojunk=False)
@@ -123,7 +123,7 @@ def test_real_containerd_accepts_the_result(name, tmp_path):
         dump = subprocess.run([binary, '--config', str(config), 'config', 'dump'], env=dict(os.environ, LC_ALL='C'),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
         assert dump.returncode == 0, '%s rejected the config: %s' % (label, dump.stderr)
-        default_name, runtime = containerd_config.effective_runtime(dump.stdout, 'ascend')
+        default_name, runtime = containerd_layout.effective_runtime(dump.stdout, 'ascend')
         assert default_name == 'ascend', label
         assert runtime is not None and binary_of(runtime) == BINARY, label
         checked += 1
@@ -155,7 +155,7 @@ def test_previous_default_comes_back_with_its_spelling_and_comment():
     assert 'default_runtime_name = "ascend"  # GPU images run everything through the NVIDIA runtime' in new
     not_default, record, _info = containerd_config.add_runtime(new, 'ascend', BINARY, False, record)
     assert "default_runtime_name = 'nvidia'  # GPU images" in not_default
-    assert containerd_config.effective_runtime(not_default, 'ascend')[1]['options']['BinaryName'] == BINARY
+    assert containerd_layout.effective_runtime(not_default, 'ascend')[1]['options']['BinaryName'] == BINARY
     restored, _info = containerd_config.remove_runtime(not_default, 'ascend', record)
     assert restored == original
 
@@ -163,17 +163,17 @@ def test_previous_default_comes_back_with_its_spelling_and_comment():
 def test_not_default_leaves_the_default_alone():
     original = fixture('default-1.6.toml')
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, False)
-    assert containerd_config.effective_runtime(new, 'ascend')[0] == 'runc'
+    assert containerd_layout.effective_runtime(new, 'ascend')[0] == 'runc'
     assert record['default_changed'] is False
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
 
 
 def test_minimal_drop_in_is_created_and_removed_completely():
     for version in (1, 2, 3, 4):
-        base = containerd_config.minimal_config(version)
+        base = containerd_layout.minimal_config(version)
         new, record, info = containerd_config.add_runtime(base, 'ascend', BINARY, True)
         assert info['config_version'] == version
-        runtime = containerd_config.effective_runtime(new, 'ascend')[1]
+        runtime = containerd_layout.effective_runtime(new, 'ascend')[1]
         assert runtime == {'runtime_type': 'io.containerd.runc.v2',
                            'options': {'SystemdCgroup': True, 'BinaryName': BINARY}}
         assert containerd_config.remove_runtime(new, 'ascend', record)[0] == base
@@ -187,13 +187,13 @@ def test_without_record_absent_does_what_huawei_uninstall_does():
     nvidia_default = fixture('cloud-image-gpu-v2.toml')
     installed, _record, _info = containerd_config.add_runtime(nvidia_default, 'ascend', BINARY, True)
     removed, _info = containerd_config.remove_runtime(installed, 'ascend')
-    assert containerd_config.effective_runtime(removed, 'ascend') == ('runc', None)
+    assert containerd_layout.effective_runtime(removed, 'ascend') == ('runc', None)
 
 
 def test_existing_runtime_only_gets_its_binary_corrected():
     original = fixture('k3s-v2-nvidia.toml')
     new, _record, _info = containerd_config.add_runtime(original, 'nvidia', '/opt/ascend/wrapper', False)
-    nvidia = containerd_config.effective_runtime(new, 'nvidia')[1]
+    nvidia = containerd_layout.effective_runtime(new, 'nvidia')[1]
     assert nvidia == {'runtime_type': 'io.containerd.runc.v2',
                       'options': {'BinaryName': '/opt/ascend/wrapper', 'SystemdCgroup': True}}
     assert len(new.splitlines()) == len(original.splitlines())
@@ -216,6 +216,6 @@ def test_unknown_version_and_wrong_types_are_refused():
 
 
 def test_state_file_sits_beside_the_config_and_is_not_a_toml_import():
-    path = containerd_config.state_file_path('/etc/containerd/conf.d/ascend.toml')
+    path = undo_record.state_file_path('/etc/containerd/conf.d/ascend.toml')
     assert path == '/etc/containerd/conf.d/.ascend.toml.npu_ascend.json'
     assert not path.endswith('.toml')

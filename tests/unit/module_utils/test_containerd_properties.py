@@ -8,7 +8,7 @@ hypothesis = pytest.importorskip('hypothesis')
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
 QUICK = settings(max_examples=40, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
@@ -88,7 +88,7 @@ def _add(text, *args):
     try:
         return containerd_config.add_runtime(text, *args)
     except containerd_config.ContainerdConfigError as error:
-        assert containerd_config.ROUND_TRIP_REFUSAL in str(error)
+        assert toml_editor.ROUND_TRIP_REFUSAL in str(error)
         return None
 
 
@@ -99,8 +99,8 @@ def test_present_is_idempotent_and_absent_restores_the_bytes(text, make_default)
     if added is None:
         return
     new, record, _info = added
-    default_name, runtime = containerd_config.effective_runtime(new, 'ascend')
-    assert containerd_config.option_value(runtime['options'], 'BinaryName') == BINARY
+    default_name, runtime = containerd_layout.effective_runtime(new, 'ascend')
+    assert containerd_layout.option_value(runtime['options'], 'BinaryName') == BINARY
     assert _spellings(runtime)
     assert (default_name == 'ascend') == make_default
     again, record_again, _info = containerd_config.add_runtime(new, 'ascend', BINARY, make_default, record)
@@ -118,7 +118,7 @@ def test_present_not_default_then_default_then_absent_restores_the_bytes(text):
         return
     first, record, _info = added
     second, record, _info = containerd_config.add_runtime(first, 'ascend', '/opt/other', True, record)
-    assert containerd_config.effective_runtime(second, 'ascend')[0] == 'ascend'
+    assert containerd_layout.effective_runtime(second, 'ascend')[0] == 'ascend'
     assert containerd_config.remove_runtime(second, 'ascend', record)[0] == text
 
 
@@ -131,17 +131,17 @@ def test_junk_gives_a_clean_error_or_a_valid_round_trip(text):
         new, record, _info = containerd_config.add_runtime(text, 'ascend', BINARY, True)
     except containerd_config.ContainerdConfigError:
         return
-    containerd_config.parse_config(new)
+    toml_editor.parse_config(new)
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == text
 
 
 @QUICK
-@given(configs().filter(lambda text: containerd_config.describe(text)[0] >= 2))
+@given(configs().filter(lambda text: containerd_layout.describe(text)[0] >= 2))
 def test_import_round_trips(text):
     if tomlkit.dumps(tomlkit.parse(text)) != text:
         return
     new, record = containerd_config.add_import(text, '/etc/containerd/conf.d/99-npu-ascend.toml')
-    assert '/etc/containerd/conf.d/99-npu-ascend.toml' in containerd_config.imports_of(new)
+    assert '/etc/containerd/conf.d/99-npu-ascend.toml' in containerd_layout.imports_of(new)
     assert containerd_config.add_import(new, '/etc/containerd/conf.d/99-npu-ascend.toml')[0] == new
     assert containerd_config.remove_import(new, '/etc/containerd/conf.d/99-npu-ascend.toml', record) == text
 

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout  # noqa: E402
 
 from test_containerd_config import BINARY, fixture  # noqa: E402
 
@@ -18,7 +18,7 @@ def test_a_manual_install_taken_over_comes_back_byte_for_byte():
     new, record, _info = containerd_config.add_runtime(original, 'ascend', OTHER_BINARY, True)
     assert record['runtime_created'] is False
     assert record['runtime_previous']['values'] == [[['options', 'BinaryName'], '"%s"' % BINARY]]
-    assert containerd_config.effective_runtime(new, 'ascend')[1]['options']['BinaryName'] == OTHER_BINARY
+    assert containerd_layout.effective_runtime(new, 'ascend')[1]['options']['BinaryName'] == OTHER_BINARY
     again, record_again, _info = containerd_config.add_runtime(new, 'ascend', OTHER_BINARY, True, record)
     assert again == new and record_again == record
     restored, info = containerd_config.remove_runtime(new, 'ascend', record)
@@ -38,7 +38,7 @@ def test_a_manual_install_already_as_wanted_is_recorded_and_kept_by_absent():
 def test_not_default_on_a_manual_default_is_undone_to_that_default():
     original = fixture('huawei-manual-ascend-v2.toml')
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, False)
-    assert containerd_config.effective_runtime(new, 'ascend')[0] == 'runc'
+    assert containerd_layout.effective_runtime(new, 'ascend')[0] == 'runc'
     assert record['previous_default'] == '"ascend"'
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
 
@@ -47,7 +47,7 @@ def test_a_taken_over_table_without_options_gets_them_and_loses_them_again():
     original = ('version = 2\n[%s.runtimes.ascend]\n  privileged_without_host_devices = true  # operator\n'
                 '[%s.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' % (V2, V2))
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, True)
-    runtime = containerd_config.effective_runtime(new, 'ascend')[1]
+    runtime = containerd_layout.effective_runtime(new, 'ascend')[1]
     assert runtime['options'] == {'BinaryName': BINARY} and runtime['runtime_type'] == 'io.containerd.runc.v2'
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
 
@@ -64,7 +64,7 @@ def test_without_a_record_a_table_with_settings_of_its_own_is_kept():
 
 def test_without_a_record_a_plain_copy_of_runc_goes_as_huawei_uninstall_does():
     removed, info = containerd_config.remove_runtime(fixture('huawei-manual-ascend-v2.toml'), 'ascend')
-    assert containerd_config.effective_runtime(removed, 'ascend') == ('runc', None)
+    assert containerd_layout.effective_runtime(removed, 'ascend') == ('runc', None)
     assert info['runtime_kept'] is False
 
 
@@ -76,7 +76,7 @@ def test_runc_is_never_deleted_without_a_record():
 def test_runc_taken_over_gets_its_binary_back():
     original = fixture('kubespray-v2-mixed-case.toml')
     new, record, _info = containerd_config.add_runtime(original, 'runc', BINARY, False)
-    runc = containerd_config.effective_runtime(new, 'runc')[1]
+    runc = containerd_layout.effective_runtime(new, 'runc')[1]
     assert runc['options'] == {'systemdCgroup': True, 'binaryName': BINARY}
     assert containerd_config.remove_runtime(new, 'runc', record)[0] == original
 
@@ -84,7 +84,7 @@ def test_runc_taken_over_gets_its_binary_back():
 def test_mixed_case_options_are_edited_in_the_file_spelling():
     original = fixture('kubespray-v2-mixed-case.toml')
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, True)
-    ascend = containerd_config.effective_runtime(new, 'ascend')[1]
+    ascend = containerd_layout.effective_runtime(new, 'ascend')[1]
     assert ascend['options'] == {'systemdCgroup': True, 'binaryName': BINARY}
     assert 'BinaryName =' not in new and 'SystemdCgroup =' not in new
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
@@ -97,9 +97,9 @@ def test_two_spellings_of_one_option_are_refused():
 
 
 def test_option_value_reads_any_spelling():
-    assert containerd_config.option_value({'binaryname': '/x'}, 'BinaryName') == '/x'
-    assert containerd_config.option_value({}, 'BinaryName') is None
-    assert containerd_config.option_value('not a table', 'BinaryName') is None
+    assert containerd_layout.option_value({'binaryname': '/x'}, 'BinaryName') == '/x'
+    assert containerd_layout.option_value({}, 'BinaryName') is None
+    assert containerd_layout.option_value('not a table', 'BinaryName') is None
 
 
 def test_version_2_header_with_containerd_2_tables_registers_there():
@@ -107,13 +107,13 @@ def test_version_2_header_with_containerd_2_tables_registers_there():
     new, record, info = containerd_config.add_runtime(original, 'ascend', BINARY, True)
     assert info == {'config_version': 2, 'cri_plugin': 'io.containerd.cri.v1.runtime'}
     assert 'io.containerd.grpc.v1.cri' not in new
-    assert containerd_config.template_runtime(original)['options'] == {'SystemdCgroup': True}
+    assert containerd_layout.template_runtime(original)['options'] == {'SystemdCgroup': True}
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
     # A 2.x table without runtimes yet still marks a containerd 2.x file.
     images_only = 'version = 2\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n'
-    assert containerd_config.describe(images_only) == (2, 'io.containerd.grpc.v1.cri')
+    assert containerd_layout.describe(images_only) == (2, 'io.containerd.grpc.v1.cri')
     runtime_only = 'version = 2\n[plugins."io.containerd.cri.v1.runtime"]\n  enable_cdi = true\n'
-    assert containerd_config.describe(runtime_only) == (2, 'io.containerd.cri.v1.runtime')
+    assert containerd_layout.describe(runtime_only) == (2, 'io.containerd.cri.v1.runtime')
 
 
 def test_runtimes_under_both_cri_tables_are_refused():
@@ -129,9 +129,9 @@ def test_runtimes_under_both_cri_tables_are_refused():
     "'version' = 3  # containerd 2.x\n[plugins]\n",
 ])
 def test_indented_or_quoted_version_is_read_and_imported_exactly(text):
-    assert containerd_config.describe(text)[0] in (2, 3)
+    assert containerd_layout.describe(text)[0] in (2, 3)
     new, record = containerd_config.add_import(text, '/etc/containerd/conf.d/a.toml')
-    assert containerd_config.imports_of(new) == ['/etc/containerd/conf.d/a.toml']
+    assert containerd_layout.imports_of(new) == ['/etc/containerd/conf.d/a.toml']
     assert containerd_config.remove_import(new, '/etc/containerd/conf.d/a.toml', record) == text
     added, record, _info = containerd_config.add_runtime(text, 'ascend', BINARY, True)
     assert containerd_config.remove_runtime(added, 'ascend', record)[0] == text

@@ -11,7 +11,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import config_redaction, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, config_redaction
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 pytest.importorskip('tomlkit')
@@ -85,8 +85,8 @@ def test_the_diff_of_both_modules_hides_them(tmp_path, run_module):
 
 
 def test_redact_secrets_guesses_the_kind():
-    assert 'escaped-pw' not in runtime_config_files.redact_secrets(DOCKER)
-    assert 'toml-escaped-pw' not in runtime_config_files.redact_secrets(CONTAINERD)
+    assert 'escaped-pw' not in config_files.redact_secrets(DOCKER)
+    assert 'toml-escaped-pw' not in config_files.redact_secrets(CONTAINERD)
 
 
 _USER = st.text(alphabet='abcdefghijklmnopqrstuvwxyz0123456789-._~%!$&()*+,;=', min_size=1, max_size=12)

@@ -10,7 +10,7 @@ from collections import OrderedDict
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'docker')

@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 
 
 def test_the_file_is_replaced_with_the_mode_given(tmp_path):

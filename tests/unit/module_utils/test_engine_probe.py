@@ -4,7 +4,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import engine_probe
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import engine_probe
 
 SHOW = (
     'Id=containerd.service\nLoadState=loaded\nActiveState=active\n\n'

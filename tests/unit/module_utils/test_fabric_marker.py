@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
 
 CONF = (b'address_0=10.20.0.10\nnetmask_0=255.255.255.0\nnetdetect_0=10.20.0.1\ngateway_0=10.20.0.1\n'
         b'send_arp_status_0=1\naddress_1=10.20.0.11\nnetmask_1=255.255.255.0\nnetdetect_1=10.20.0.1\n'

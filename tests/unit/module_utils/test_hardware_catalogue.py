@@ -5,10 +5,10 @@ sheet's (docs/huawei-sources.md, "The hardware catalogue")."""
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue as catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu, pci
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import package_file_name, parse_package_name
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import accelerator_type, node_labels, resource_name
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue as catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu, pci
+from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import package_file_name, parse_package_name
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import accelerator_type, node_labels, resource_name
 from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
 
 FAMILY_FIELDS = set(catalogue.CHIP_FAMILIES[0])

@@ -6,8 +6,8 @@ one key twice or one address on two NPUs."""
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils.hccn_tool import HccnParseError
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.hccn_tool import HccnParseError
 
 
 @pytest.mark.parametrize('value', ['010.000.001.010', '10.0.1.010', '10.00.1.1', '0010.0.0.1'])
@@ -70,6 +70,6 @@ def test_a_plain_conf_has_no_problem(sample):
 
 
 def test_device_names_with_a_newline_or_other_digits_are_no_npu():
-    from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
     names = ['davinci0', 'davinci0\n', 'davinci\u0661', 'davinci1', 'davinci_manager', 'davinci01x']
-    assert hccn_reader.npu_ids_from_devices(names) == [0, 1]
+    assert hccn_tool_runner.npu_ids_from_devices(names) == [0, 1]

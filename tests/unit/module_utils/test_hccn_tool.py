@@ -2,8 +2,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils.hccn_tool import HccnParseError
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.hccn_tool import HccnParseError
 
 
 def test_ip(sample):

@@ -5,8 +5,8 @@ variant we know of is read (docs/huawei-sources.md, "Outputs no public capture c
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils.hccn_tool import HccnParseError
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.hccn_tool import HccnParseError
 
 UNSET_IP = {'address': None, 'netmask': None}
 

@@ -7,7 +7,7 @@ import subprocess
 
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import installer_record, reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.packages import installer_record, reboot_marker
 
 BOOT = {'boot_id': 'b-1', 'pid1_start_time': '7'}
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The fleet-wide Kubernetes writes (module_utils/k8s_fleet.py) against an in-memory API server:
+"""The fleet-wide Kubernetes writes (module_utils/k8s/fleet.py) against an in-memory API server:
 what a Node still needs (a property over any labels and taints), the number of requests for a
 fleet (constant in N when converged), the wait for Nodes not registered yet, conflicts retried once,
 and the validation pods of many nodes judged with one deadline."""
@@ -7,8 +7,8 @@ and the validation pods of many nodes judged with one deadline."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import fleet
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiError
 
 from k8s_fake_api import FakeApi, merge_patch, node
 
@@ -25,13 +25,13 @@ def spec(host, labels=None, validated_value='25.0.rc1.1', manage_taint=True, wai
 
 
 def run(api, specs, **kwargs):
-    return k8s_fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep, **kwargs)
+    return fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep, **kwargs)
 
 
 # --- what a Node still needs ----------------------------------------------------------------------------------------
 
 def test_a_new_node_gets_its_labels_and_the_taint_in_one_patch_guarded_by_its_resource_version():
-    plan = k8s_fleet.node_plan(node('a', {'kubernetes.io/hostname': 'a'}), spec('a'))
+    plan = fleet.node_plan(node('a', {'kubernetes.io/hostname': 'a'}), spec('a'))
     assert plan['patch'] == {'metadata': {'labels': {DRIVER: '25.0.rc1.1'}, 'resourceVersion': '1'},
                              'spec': {'taints': [OURS]}}
     assert plan['validated'] is False
@@ -40,21 +40,21 @@ def test_a_new_node_gets_its_labels_and_the_taint_in_one_patch_guarded_by_its_re
 def test_a_validated_node_loses_the_taint_and_keeps_the_others():
     other = {'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}
     current = node('a', {DRIVER: '25.0.rc1.1', VALIDATED: '25.0.rc1.1'}, [other, OURS], version=7)
-    plan = k8s_fleet.node_plan(current, spec('a'))
+    plan = fleet.node_plan(current, spec('a'))
     assert plan['patch'] == {'metadata': {'resourceVersion': '7'}, 'spec': {'taints': [other]}}
     assert plan['validated'] is True
 
 
 def test_a_label_change_alone_needs_no_resource_version():
     current = node('a', {DRIVER: '24.1.rc2', VALIDATED: '24.1.rc2', 'gone': 'x'}, [OURS])
-    plan = k8s_fleet.node_plan(current, spec('a', labels={DRIVER: '25.0.rc1.1', 'gone': None}))
+    plan = fleet.node_plan(current, spec('a', labels={DRIVER: '25.0.rc1.1', 'gone': None}))
     # A driver upgrade: not validated for the new driver, so the taint stays (it is there already).
     assert plan['patch'] == {'metadata': {'labels': {DRIVER: '25.0.rc1.1', 'gone': None}}}
     assert plan['validated'] is False
 
 
 def test_without_manage_taint_the_taints_are_left_alone():
-    assert k8s_fleet.node_plan(node('a', {DRIVER: '25.0.rc1.1'}), spec('a', manage_taint=False))['patch'] is None
+    assert fleet.node_plan(node('a', {DRIVER: '25.0.rc1.1'}), spec('a', manage_taint=False))['patch'] is None
 
 
 _KEYS = st.sampled_from(['accelerator', DRIVER, VALIDATED, 'npu.example.com/chip', 'other'])
@@ -72,10 +72,10 @@ _TAINTS = st.lists(st.fixed_dictionaries({
 def test_one_patch_converges_and_keeps_what_is_not_ours(current, taints, wanted, validated_value, manage_taint):
     before = node('a', current, taints, version=3)
     the_spec = dict(spec('a', labels=wanted, validated_value=validated_value, manage_taint=manage_taint))
-    plan = k8s_fleet.node_plan(before, the_spec)
+    plan = fleet.node_plan(before, the_spec)
     after = before if plan['patch'] is None else merge_patch(before, plan['patch'])
     after['metadata']['resourceVersion'] = '4'
-    again = k8s_fleet.node_plan(after, the_spec)
+    again = fleet.node_plan(after, the_spec)
     # Converged after one patch: nothing left to send.
     assert again['patch'] is None
     labels = after['metadata']['labels']
@@ -144,7 +144,7 @@ def test_check_mode_reports_the_same_change_and_writes_nothing():
     assert outcome['results']['a']['changed'] is True and outcome['results']['b']['changed'] is False
     assert outcome['results']['a']['wanted_taints'] == [OURS]
     assert api.count('patch_node') == 0
-    assert k8s_fleet.nodes_diff(outcome['results']) == {
+    assert fleet.nodes_diff(outcome['results']) == {
         'before': {'a': {'labels': {DRIVER: None}, 'taints': []}},
         'after': {'a': {'labels': {DRIVER: '25.0.rc1.1'}, 'taints': [OURS]}}}
 
@@ -209,7 +209,7 @@ def test_a_refused_patch_fails_that_node_only():
 
 def test_hosts_are_grouped_by_cluster_their_own_first():
     specs = [dict(spec('a'), kubeconfig=None), dict(spec('b'), kubeconfig='/other'), dict(spec('c'), context='x')]
-    groups = k8s_fleet.cluster_groups(specs, '/main', None)
+    groups = fleet.cluster_groups(specs, '/main', None)
     assert [(key, [item['host'] for item in members]) for key, members in groups] == [
         (('/main', None), ['a']), (('/other', None), ['b']), (('/main', 'x'), ['c'])]
 
@@ -232,7 +232,7 @@ def vspec(host, judge_output=False, success_phases=('Succeeded',), timeout=60, k
 
 
 def validate(api, specs, **kwargs):
-    return k8s_fleet.validate_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep, **kwargs)
+    return fleet.validate_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep, **kwargs)
 
 
 def test_every_pod_runs_at_once_and_each_node_is_judged_on_its_own():
@@ -357,18 +357,18 @@ def test_a_validation_pod_that_cannot_pull_its_image_names_the_image_and_its_reg
     pod = {'spec': {'containers': [{'name': 'validate', 'image': 'registry.example.com/ascend/busybox:1.36'}]},
            'status': {'phase': 'Pending', 'containerStatuses': [
                {'name': 'validate', 'state': {'waiting': {'reason': 'ErrImagePull', 'message': 'connection refused'}}}]}}
-    passed, report = k8s_fleet.pod_report(pod_spec, pod)
+    passed, report = fleet.pod_report(pod_spec, pod)
     assert not passed
     assert ('container validate waiting (ErrImagePull): the node cannot pull registry.example.com/ascend/busybox:1.36 '
             'from the registry registry.example.com (connection refused)') in report
     assert 'images_registry' in report
     # Another reason of waiting is no pull problem.
     pod['status']['containerStatuses'][0]['state']['waiting'] = {'reason': 'ContainerCreating'}
-    assert 'cannot pull' not in k8s_fleet.pod_report(pod_spec, pod)[1]
+    assert 'cannot pull' not in fleet.pod_report(pod_spec, pod)[1]
 
 
 @pytest.mark.parametrize('image, registry', [
     ('busybox:1.36', 'docker.io'), ('library/busybox', 'docker.io'), ('localhost/a:1', 'localhost'),
     ('r.example:5000/a/b:1', 'r.example:5000'), ('', 'docker.io')])
 def test_image_registry(image, registry):
-    assert k8s_fleet.image_registry(image) == registry
+    assert fleet.image_registry(image) == registry

@@ -1,7 +1,7 @@
 """kernel_modules: the NPU modules per kernel, the next kernel, DKMS builds and `dkms status`."""
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules as km
+from ansible_collections.npu.ascend.plugins.module_utils.packages import driver_kernel_modules as km
 
 RUNNING = '6.1.0-28-amd64'
 NEXT = '6.1.0-29-amd64'

@@ -7,7 +7,7 @@ gets its other labels and its taint in the same run, the host failing after that
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_fleet, npu_labels
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import fleet, npu_labels
 
 from k8s_fake_api import FakeApi, label_refusal, node
 
@@ -64,8 +64,8 @@ def test_a_bad_label_is_named_and_the_rest_and_the_taint_are_written(key, value,
     api = FakeApi([node('a'), node('b')])
     labels = {'accelerator': 'huawei-Ascend910', key: value}
     sources = {key: 'k8s_node_extra_labels'}
-    outcome = k8s_fleet.apply_nodes(api, [spec('a', labels, sources), spec('b', {'accelerator': 'huawei-Ascend910'})],
-                                    clock=api.clock, sleep=api.clock.sleep)
+    outcome = fleet.apply_nodes(api, [spec('a', labels, sources), spec('b', {'accelerator': 'huawei-Ascend910'})],
+                                clock=api.clock, sleep=api.clock.sleep)
     result = outcome['results']['a']
     # Nothing the API server refuses was sent: no 422, one patch per node.
     assert api.count('patch_node') == 2
@@ -87,8 +87,8 @@ def test_every_bad_label_is_named_not_only_the_first():
     api = FakeApi([node('a')])
     labels = dict((key, value) for key, value, _why in HOSTILE)
     labels['accelerator'] = 'huawei-Ascend910'
-    result = k8s_fleet.apply_nodes(api, [spec('a', labels, {DRIVER: 'ansible_facts.ascend.installed.driver.version'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    result = fleet.apply_nodes(api, [spec('a', labels, {DRIVER: 'ansible_facts.ascend.installed.driver.version'})],
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert sorted(item['key'] for item in result['refused_labels']) == sorted(key for key, _v, _w in HOSTILE)
     for key, value, _why in HOSTILE:
         assert '%s=%r' % (key, value) in result['msg']
@@ -101,8 +101,8 @@ def test_every_bad_label_is_named_not_only_the_first():
 def test_a_refused_label_already_on_the_node_is_not_removed_nor_counted_as_a_change():
     # A label is only left out of the patch: what the node carries is left as it is.
     api = FakeApi([node('a', {'accelerator': 'huawei-Ascend910', 'team': 'infra'}, [OURS])])
-    result = k8s_fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910', 'team': 'infra\n'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    result = fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910', 'team': 'infra\n'})],
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert api.count('patch_node') == 0
     assert api.nodes['a']['metadata']['labels']['team'] == 'infra'
     assert result['failed'] is True and result['changed'] is False
@@ -111,18 +111,18 @@ def test_a_refused_label_already_on_the_node_is_not_removed_nor_counted_as_a_cha
 def test_a_number_from_the_inventory_is_the_string_kubernetes_stores_and_converges():
     api = FakeApi([node('a')])
     specs = [spec('a', {'rack': 12})]
-    first = k8s_fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    first = fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert first['failed'] is False and api.nodes['a']['metadata']['labels']['rack'] == '12'
-    again = k8s_fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    again = fleet.apply_nodes(api, specs, clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert again['changed'] is False
 
 
 def test_a_patch_the_api_server_still_refuses_is_not_blamed_on_rbac():
     api = FakeApi([node('a')])
-    api.refuse['a'] = k8s_fleet.ApiError('422 Unprocessable Entity: Node "a" is invalid: metadata.annotations: Too long',
-                                         422)
-    result = k8s_fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910'})],
-                                   clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    api.refuse['a'] = fleet.ApiError('422 Unprocessable Entity: Node "a" is invalid: metadata.annotations: Too long',
+                                     422)
+    result = fleet.apply_nodes(api, [spec('a', {'accelerator': 'huawei-Ascend910'})],
+                               clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert result['failed'] is True
     assert 'metadata.annotations: Too long' in result['msg']
     assert 'can-i' not in result['msg'] and 'may patch' not in result['msg']
@@ -134,7 +134,7 @@ def test_a_driver_version_the_node_cannot_be_labelled_with_is_not_written_as_val
     validation = {'host': 'a', 'name': 'a', 'pod': {'metadata': {'namespace': 'v', 'name': 'p'}}, 'resource': 'r',
                   'npu_count': 1, 'success_phases': ['Succeeded'], 'timeout_seconds': 10,
                   'validated_label': 'npu.example.com/validated', 'validated_value': '25.0 RC1', 'taint': TAINT}
-    result = k8s_fleet.validate_nodes(api, [validation], clock=api.clock, sleep=api.clock.sleep)['results']['a']
+    result = fleet.validate_nodes(api, [validation], clock=api.clock, sleep=api.clock.sleep)['results']['a']
     assert result['failed'] is True and result['lifted'] is False
     assert "npu.example.com/validated='25.0 RC1'" in result['msg'] and 'RBAC' not in result['msg']
     assert api.count('create_pod') == 0 and api.count('patch_node') == 0

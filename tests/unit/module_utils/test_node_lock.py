@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
 
 
 def test_holder_is_written_and_cleared(tmp_path):

@@ -3,10 +3,10 @@
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_labels
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import npu_labels
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
     accelerator_type, label_value, node_labels, parse_taint, taints_with)
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import parse_board_id
 
 
 def facts(chip_family='910b', npu_count=8, product='Atlas 800I A2', arch='x86_64', **installed):

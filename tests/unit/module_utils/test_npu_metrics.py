@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_metrics
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import NpuSmiError, parse_info
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_metrics
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import NpuSmiError, parse_info
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import (
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import (
     NpuSmiError,
     chip_is_healthy,
     detect_error,

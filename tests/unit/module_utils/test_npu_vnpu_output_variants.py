@@ -4,7 +4,7 @@ shows (docs/huawei-sources.md, "Outputs no public capture confirms"), read by th
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu
 
 
 def test_info_vnpu_without_vnpus_and_without_the_table_header(synthetic):

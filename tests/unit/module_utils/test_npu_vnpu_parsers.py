@@ -2,8 +2,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import NpuSmiError
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import NpuSmiError
 
 
 def test_info_vnpu_empty(synthetic):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils.pci import (
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.pci import (
     DEVICE_FAMILIES,
     HUAWEI_VENDOR_ID,
     accelerator_label,

@@ -19,7 +19,9 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import config_redaction, diagnostics
+from ansible_collections.npu.ascend.plugins.module_utils import diagnostics
+
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_redaction
 
 tomlkit = pytest.importorskip('tomlkit')
 
@@ -182,7 +184,7 @@ def test_a_megabyte_config_of_one_long_word_is_redacted_in_linear_time():
     """The URL pattern tried a scheme at every letter of a word: a 1 MiB config of letters (the bundle's cap) took
     about half an hour, holding the module; in its own process with a deadline, so a regression fails, not hangs."""
     code = ('import sys; sys.path.insert(0, %r); import conftest\n'
-            'from ansible_collections.npu.ascend.plugins.module_utils import config_redaction\n'
+            'from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_redaction\n'
             'for text in ("a" * 2 ** 20, "x = \\"" + "a" * 2 ** 20 + "\\n[", "http://" + "a@" * 2 ** 19):\n'
             '    config_redaction.redact_config_text(text, "toml")\n' % os.path.dirname(os.path.dirname(__file__)))
     completed = subprocess.run([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

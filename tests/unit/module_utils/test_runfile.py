@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import install_state, installer_output, reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state, installer_output, reboot_marker, runfile
 
 DRIVER = '/pkg/Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-aarch64.run'
 FIRMWARE = '/pkg/Ascend-hdk-910b-npu-firmware_7.7.0.1.231.run'

@@ -2,7 +2,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.npu.ascend.plugins.module_utils import installer_output
+from ansible_collections.npu.ascend.plugins.module_utils.packages import installer_output
 
 MAKESELF_ONLY = (
     'Verifying archive integrity...  100%   SHA256 checksums are OK. All good.\n'

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
-"""The pure parts of runtime_config_files: which backups are ours, and redaction of secrets in diffs."""
+"""The pure parts of runtime_config/config_files.py: which backups are ours, and redaction of secrets in diffs."""
 
 import json
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import runtime_config_files as files
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files as files
 
 CONFIG = '/etc/containerd/config.toml'
 

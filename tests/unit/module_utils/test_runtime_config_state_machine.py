@@ -23,12 +23,12 @@ from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from conftest import patch_module_args
 
-from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import toml_editor  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 FAST = settings(max_examples=60, stateful_step_count=12, deadline=None,
@@ -204,8 +204,8 @@ class ContainerdMachine(_ConfigMachine):
         self.write(tomlkit.dumps(document))
 
     def operator_value(self, key):
-        document = containerd_config.parse_config(self.read())
-        return containerd_config._plain(document.get('operator', {})).get(key)
+        document = toml_editor.parse_config(self.read())
+        return toml_editor.plain(document.get('operator', {})).get(key)
 
 
 TestDockerUndo = DockerMachine.TestCase

@@ -8,7 +8,7 @@ import stat
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils import super_pod
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import super_pod
 
 # A real A3 SuperPoD node's log (MindCluster fault-diagnosis test data, docs/huawei-sources.md).
 REAL_SPOD = ('\tSDID                           : 167837697\n\tSuper Pod Size                 : 384\n'

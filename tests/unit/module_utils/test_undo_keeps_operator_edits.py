@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 
 RUNTIME = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
 BINARY = RUNTIME
@@ -49,7 +49,7 @@ def test_docker_module_scenario_of_the_issue(tmp_path, run_module):
 
 
 tomlkit = pytest.importorskip('tomlkit')
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor  # noqa: E402
 
 
 def test_containerd_operator_rewrite_between_two_presents_survives_absent():
@@ -70,9 +70,9 @@ def test_containerd_operator_value_in_a_table_we_created_survives_absent():
     assert 'snapshotter' in edited
     second, record, _info = containerd_config.add_runtime(edited, 'ascend', BINARY, True, record)
     removed, _info = containerd_config.remove_runtime(second, 'ascend', record)
-    document = containerd_config.parse_config(removed)
+    document = toml_editor.parse_config(removed)
     assert document['plugins']['io.containerd.grpc.v1.cri']['containerd']['snapshotter'] == 'zfs'
-    assert containerd_config.effective_runtime(removed, 'ascend') == (None, None)
+    assert containerd_layout.effective_runtime(removed, 'ascend') == (None, None)
 
 
 def test_containerd_module_scenario_of_the_issue(tmp_path, run_module):

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout, toml_editor  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
@@ -63,8 +63,8 @@ def test_docker_a_default_dangling_before_the_module_comes_back_as_it_was():
 
 
 def _containerd_default_exists(text):
-    default, _runtime = containerd_config.effective_runtime(text, 'x')
-    document = containerd_config.parse_config(text)
+    default, _runtime = containerd_layout.effective_runtime(text, 'x')
+    document = toml_editor.parse_config(text)
     runtimes = document['plugins']['io.containerd.grpc.v1.cri']['containerd'].get('runtimes', {})
     return default in (None, 'runc') or default in runtimes
 
@@ -85,7 +85,7 @@ def test_containerd_a_previous_default_removed_by_hand_is_not_put_back():
     original = 'version = 2\n'
     first, record_a, _info = containerd_config.add_runtime(original, 'a', '/opt/a', True)
     second, record_b, _info = containerd_config.add_runtime(first, 'b', '/opt/b', True, None)
-    document = containerd_config.parse_config(second)
+    document = toml_editor.parse_config(second)
     del document['plugins']['io.containerd.grpc.v1.cri']['containerd']['runtimes']['a']
     removed, _info = containerd_config.remove_runtime(tomlkit.dumps(document), 'b', record_b)
-    assert containerd_config.effective_runtime(removed, 'b') == (None, None)
+    assert containerd_layout.effective_runtime(removed, 'b') == (None, None)

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
@@ -31,7 +31,7 @@ HEADLESS = [
 @pytest.mark.parametrize('original', HEADLESS)
 def test_containerd_headless_runtime_table_comes_back_byte_for_byte(original, make_default):
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, make_default)
-    assert containerd_config.effective_runtime(new, 'ascend')[1]['runtime_type'] == 'io.containerd.runc.v2'
+    assert containerd_layout.effective_runtime(new, 'ascend')[1]['runtime_type'] == 'io.containerd.runc.v2'
     # The structural undo, as after an edit elsewhere in the file: not the whole-text shortcut.
     record.pop('original_text')
     assert containerd_config.remove_runtime(new, 'ascend', record)[0] == original
@@ -107,7 +107,7 @@ def test_containerd_operator_key_in_our_table_is_kept_with_a_warning(tmp_path, r
     path.write_text(text.replace('runtime_type = "io.containerd.runc.v2"\n',
                                  'runtime_type = "io.containerd.runc.v2"\nprivileged_without_host_devices = true\n', 1))
     assert run_module(containerd_runtime, {'path': str(path), 'state': 'absent'})['changed']
-    default, runtime = containerd_config.effective_runtime(path.read_text(), 'ascend')
+    default, runtime = containerd_layout.effective_runtime(path.read_text(), 'ascend')
     assert runtime['privileged_without_host_devices'] is True and default is None
     assert any('kept runtime ascend' in warning for warning in warnings)
 
@@ -118,4 +118,4 @@ def test_containerd_taken_over_option_edited_since_stays_the_operators():
     new, record, _info = containerd_config.add_runtime(original, 'ascend', BINARY, False)
     edited = new.replace(BINARY, '/operator/choice')
     removed, _info = containerd_config.remove_runtime(edited, 'ascend', record)
-    assert containerd_config.effective_runtime(removed, 'ascend')[1]['options']['BinaryName'] == '/operator/choice'
+    assert containerd_layout.effective_runtime(removed, 'ascend')[1]['options']['BinaryName'] == '/operator/choice'

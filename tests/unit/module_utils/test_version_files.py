@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import in_compat_range
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import in_compat_range
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import (
     parse_docker_runtime_install_info,
     parse_driver_version_info,
     parse_firmware_version_info,
@@ -157,8 +157,8 @@ def test_upgrade_tool_versions_empty_output():
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-from ansible_collections.npu.ascend.plugins.module_utils import version_files  # noqa: E402
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import (  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.packages import version_files  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import (  # noqa: E402
     VersionFileError, decode_version_file, version_problem)
 
 _PARSERS = [

@@ -6,7 +6,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_version_mismatches import (
     FilterModule, ascend_version_mismatches)
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import same_version, version_mismatches
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import same_version, version_mismatches
 
 # ascend_facts' `installed` on a node with the old stack (records as the module returns them).
 OLD_STACK = {

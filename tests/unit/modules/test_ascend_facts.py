@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_facts
 from conftest import write_tool
 
@@ -330,7 +330,7 @@ def test_an_npu_smi_error_is_a_fact_not_a_failure(node, run_module, engines_path
 
 
 def test_a_hung_npu_smi_is_stopped_and_recorded(node, run_module, engines_path, monkeypatch):
-    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.npu_smi_reader.KILL_AFTER_SECONDS', 1)
+    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.hardware.tool_runner.KILL_AFTER_SECONDS', 1)
     write_tool(engines_path, 'npu-smi', "trap '' TERM\nsleep 30\n")
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info', 'npu_smi_timeout': 1},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
@@ -338,7 +338,7 @@ def test_a_hung_npu_smi_is_stopped_and_recorded(node, run_module, engines_path, 
 
 
 def test_without_npu_smi_there_is_nothing_to_read(node, run_module, engines_path, monkeypatch):
-    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.npu_smi_reader.NPU_SMI_DIRS', [])
+    monkeypatch.setattr('ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi_runner.NPU_SMI_DIRS', [])
     facts = run_module(ascend_facts, {'install_path': node['install_path'], 'npu_smi': 'info'},
                        check_mode=True, diff=False)['ansible_facts']['ascend']
     assert facts['npu_smi_path'] is None and facts['npu_smi'] is None and facts['npu_smi_error'] is None
@@ -473,14 +473,14 @@ def test_without_packages_nothing_is_asked(node, run_module, engines_path):
 @pytest.fixture
 def kernels(tmp_path, monkeypatch):
     """A /lib/modules, /boot and DKMS tree of our own; the running kernel is the test host's."""
-    from ansible_collections.npu.ascend.plugins.module_utils import kernel_modules
+    from ansible_collections.npu.ascend.plugins.module_utils.packages import driver_kernel_modules
     import platform
     roots = {'modules': tmp_path / 'lib-modules', 'boot': tmp_path / 'boot', 'dkms': tmp_path / 'dkms'}
     for path in roots.values():
         path.mkdir()
-    monkeypatch.setattr(kernel_modules, 'MODULES_ROOT', str(roots['modules']))
-    monkeypatch.setattr(kernel_modules, 'BOOT_DIR', str(roots['boot']))
-    monkeypatch.setattr(kernel_modules, 'DKMS_TREE', str(roots['dkms']))
+    monkeypatch.setattr(driver_kernel_modules, 'MODULES_ROOT', str(roots['modules']))
+    monkeypatch.setattr(driver_kernel_modules, 'BOOT_DIR', str(roots['boot']))
+    monkeypatch.setattr(driver_kernel_modules, 'DKMS_TREE', str(roots['dkms']))
     roots['running'] = platform.release()
     roots['next'] = roots['running'] + '.99'
     return roots
@@ -522,7 +522,7 @@ def test_the_probe_asks_dkms_status_only_for_a_dkms_build(node, run_module, engi
 
 
 def test_fabric_follows_the_marker_and_the_live_hccn_conf(node, run_module, monkeypatch):
-    from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
     marker_path, conf_path = node['tmp'] / 'hccn-fabric.json', node['tmp'] / 'hccn.conf'
     monkeypatch.setattr(fabric_marker, 'FABRIC_MARKER_PATH', str(marker_path))
     monkeypatch.setattr(fabric_marker, 'HCCN_CONF_PATH', str(conf_path))

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker, runfile
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 ARCH = platform.machine()

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.packages import reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 DRIVER_ARCH = 'x86-64' if platform.machine() == 'x86_64' else platform.machine()

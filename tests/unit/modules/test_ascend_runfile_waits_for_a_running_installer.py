@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import installer_record, node_lock, reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import installer_record, reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 # The driver installer stand-in of the node lock's tests: --check, an install writing version.info.

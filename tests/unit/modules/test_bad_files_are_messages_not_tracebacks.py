@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import install_state, reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state, reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_facts, ascend_runfile
 
 ARCH = platform.machine()

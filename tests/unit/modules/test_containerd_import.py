@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_layout  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_import, containerd_runtime  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -32,7 +32,7 @@ def test_drop_in_round_trip_leaves_the_main_config_as_it_was(main_config, tmp_pa
     assert planned['changed'] and not drop_in.exists()
     written = run_module(containerd_runtime, {'path': str(drop_in), 'template_config': str(main_config)})
     assert written['changed'] and written['config_version'] == 2
-    runtime = containerd_config.effective_runtime(drop_in.read_text(), 'ascend')[1]
+    runtime = containerd_layout.effective_runtime(drop_in.read_text(), 'ascend')[1]
     assert runtime['base_runtime_spec'] == '/etc/containerd/cri-base.json'
 
     checked = run_module(containerd_import, {'path': str(main_config), 'import': str(drop_in)}, check_mode=True)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_layout, toml_editor, undo_record  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -39,7 +39,7 @@ def test_present_check_idempotence_and_absent(config, run_module):
     assert result['diff']['before'] == original and result['diff']['after'] == config.read_text()
     assert open(result['backup_file']).read() == original
     assert oct(config.stat().st_mode & 0o777) == oct(0o640)
-    assert containerd_config.effective_runtime(config.read_text(), 'ascend')[0] == 'ascend'
+    assert containerd_layout.effective_runtime(config.read_text(), 'ascend')[0] == 'ascend'
     state = json.loads(open(result['state_file']).read())
     assert state['runtimes']['ascend']['previous_default'] == "'nvidia'"
     assert oct(os.stat(result['state_file']).st_mode & 0o777) == oct(0o600)
@@ -97,7 +97,7 @@ def test_drop_in_file_is_created_minimal_and_deleted_again(tmp_path, run_module)
     assert result['changed'] and result['config_version'] == 3
     assert result['cri_plugin'] == 'io.containerd.cri.v1.runtime'
     assert oct(path.stat().st_mode & 0o777) == oct(0o644)
-    assert containerd_config.effective_runtime(path.read_text(), 'ascend')[1]['options']['BinaryName'] == '/opt/wrapper'
+    assert containerd_layout.effective_runtime(path.read_text(), 'ascend')[1]['options']['BinaryName'] == '/opt/wrapper'
     assert not run_module(containerd_runtime,
                           {'path': str(path), 'config_version': 3, 'binary_name': '/opt/wrapper'})['changed']
     removed = run_module(containerd_runtime, {'path': str(path), 'state': 'absent'})
@@ -128,11 +128,11 @@ def test_invalid_toml_fails_and_leaves_the_file_untouched(tmp_path, run_module):
     result = run_module(containerd_runtime, {'path': str(path)})
     assert result['failed'] and 'not valid TOML' in result['msg'] and 'line 3' in result['msg'] and 'Fix: correct the file' in result['msg']
     assert path.read_bytes() == before
-    assert not os.path.exists(containerd_config.state_file_path(str(path)))
+    assert not os.path.exists(undo_record.state_file_path(str(path)))
 
 
 def test_missing_tomlkit_is_reported_with_missing_required_lib(config, run_module, monkeypatch):
-    monkeypatch.setattr(containerd_config, 'TOMLKIT_IMPORT_ERROR', 'Traceback: No module named tomlkit')
+    monkeypatch.setattr(toml_editor, 'TOMLKIT_IMPORT_ERROR', 'Traceback: No module named tomlkit')
     result = run_module(containerd_runtime, {'path': str(config)})
     assert result['failed'] and 'Failed to import the required Python library (tomlkit)' in result['msg']
 
@@ -186,5 +186,7 @@ def test_a_config_converged_before_the_stamps_gets_one_without_a_change(config, 
 def test_the_controller_and_the_module_fingerprint_the_same_editor():
     import inspect
     from ansible_collections.npu.ascend.plugins.filter import containerd_runtime_stamped
-    from ansible_collections.npu.ascend.plugins.module_utils import config_stamp
-    assert containerd_runtime_stamped._editor_sha1() == config_stamp.text_sha1(inspect.getsource(containerd_config))
+    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
+    source = ''.join(inspect.getsource(part) for part in containerd_runtime.EDITOR_PARTS)
+    assert containerd_runtime_stamped._editor_sha1() == config_stamp.text_sha1(source)
+    assert tuple(os.path.basename(part.__file__) for part in containerd_runtime.EDITOR_PARTS) == config_stamp.CONTAINERD_EDITOR

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_layout, undo_record  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_import, containerd_runtime  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -60,11 +60,11 @@ def test_rewriting_runc_needs_the_opt_in(tmp_path, run_module):
     assert refused['failed'] and 'refusing to register the runtime "runc"' in refused['msg']
     assert 'allow_runc_rewrite: true' in refused['msg'] and str(config) in refused['msg']
     assert config.read_bytes() == original
-    assert not os.path.exists(containerd_config.state_file_path(str(config)))
+    assert not os.path.exists(undo_record.state_file_path(str(config)))
     allowed = run_module(containerd_runtime, {'path': str(config), 'name': 'runc', 'default': False,
                                               'allow_runc_rewrite': True, 'binary_name': '/opt/wrapper'})
     assert allowed['changed']
-    assert containerd_config.effective_runtime(config.read_text(), 'runc')[1]['options']['BinaryName'] == '/opt/wrapper'
+    assert containerd_layout.effective_runtime(config.read_text(), 'runc')[1]['options']['BinaryName'] == '/opt/wrapper'
     undone = run_module(containerd_runtime, {'path': str(config), 'name': 'runc', 'state': 'absent'})
     assert undone['changed'] and config.read_bytes() == original
 
@@ -78,7 +78,7 @@ def test_non_utf8_and_random_bytes_fail_and_leave_the_file(tmp_path, run_module)
             assert result['failed'] and str(config) in result['msg'], result
             assert 'Traceback' not in result['msg']
             assert config.read_bytes() == content
-            assert not os.path.exists(containerd_config.state_file_path(str(config)))
+            assert not os.path.exists(undo_record.state_file_path(str(config)))
 
 
 def test_directories_are_refused_with_the_fix(tmp_path, run_module):

@@ -15,9 +15,9 @@ import platform
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat, install_state, reboot_marker, runfile
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_mismatches
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import VersionFileError
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility, install_state, reboot_marker, runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import version_mismatches
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import VersionFileError
 from ansible_collections.npu.ascend.plugins.modules import ascend_compat, ascend_facts, ascend_runfile
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner, preflight_checks
 
@@ -196,4 +196,4 @@ def test_version_mismatches_call_a_damaged_component_damaged():
 
 
 def test_compat_probe_stack_does_not_take_a_damaged_version():
-    assert 'driver' not in compat.probe_stack({}, {'driver': DAMAGED})
+    assert 'driver' not in compatibility.probe_stack({}, {'driver': DAMAGED})

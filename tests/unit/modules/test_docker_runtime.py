@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import patch_module_args
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, durable_file, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -246,7 +248,7 @@ def test_config_write_failure_puts_the_record_back(tmp_path, run_module, monkeyp
 
     def full_disk(*_args, **_kwargs):
         raise OSError(28, 'No space left on device')
-    monkeypatch.setattr(runtime_config_files, 'write_config_atomically', full_disk)
+    monkeypatch.setattr(config_files, 'write_config_atomically', full_disk)
     result = run_module(docker_runtime, {'path': str(path), 'name': 'second'})
     assert result['failed'] and 'No space left' in result['msg']
     assert path.read_bytes() == config_before and record_path.read_bytes() == record_before
@@ -330,7 +332,7 @@ def test_a_crash_between_record_and_config_stays_undoable(tmp_path, run_module):
     path = tmp_path / 'daemon.json'
     original = '{\n  "default-runtime": "runc",\n  "debug": true\n}\n'
     path.write_text(original)
-    status = _run_in_child({'path': str(path)}, {runtime_config_files.CRASH_AFTER_RECORD_ENV: '1'})
+    status = _run_in_child({'path': str(path)}, {config_files.CRASH_AFTER_RECORD_ENV: '1'})
     assert os.WEXITSTATUS(status) == 137
     assert path.read_text() == original
     assert 'ascend' in json.loads((tmp_path / '.daemon.json.npu_ascend.json').read_text())['runtimes']
@@ -342,7 +344,7 @@ def test_a_crash_between_record_and_config_stays_undoable(tmp_path, run_module):
     assert sorted(os.listdir(str(tmp_path))) == ['daemon.json']
 
     # The rerun after the crash registers, and its absent restores the original.
-    _run_in_child({'path': str(path)}, {runtime_config_files.CRASH_AFTER_RECORD_ENV: '1'})
+    _run_in_child({'path': str(path)}, {config_files.CRASH_AFTER_RECORD_ENV: '1'})
     assert run_module(docker_runtime, {'path': str(path)})['changed']
     assert docker_config.effective_runtime(path.read_text(), 'ascend')[0] == 'ascend'
     run_module(docker_runtime, {'path': str(path), 'state': 'absent'})

@@ -13,7 +13,9 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, install_state, reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import install_state, reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_compat, ascend_facts, ascend_runfile
 
 ARCH = platform.machine()

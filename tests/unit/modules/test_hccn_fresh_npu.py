@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
 from ansible_collections.npu.ascend.plugins.modules import hccn, hccn_info
 
 FAKE = '''#!%(python)s
@@ -78,7 +78,7 @@ def fresh(tmp_path, monkeypatch):
     binary = tmp_path / 'hccn_tool'
     binary.write_text(FAKE % paths)
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(hccn_reader, 'HCCN_CONF', paths['conf'])
+    monkeypatch.setattr(hccn_tool_runner, 'HCCN_CONF', paths['conf'])
 
     class Tool(object):
         path = str(binary)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
 from ansible_collections.npu.ascend.plugins.modules import hccn_info
 
 # Stand-ins printing the driver source's strings (docs/hccn.md, "A3"): -vnic -g, -hccs_ping, and npu-smi's spod-info.
@@ -41,7 +41,7 @@ def executable(path, text):
 
 @pytest.fixture
 def tools(tmp_path, monkeypatch):
-    monkeypatch.setattr(hccn_reader, 'HCCN_CONF', str(tmp_path / 'hccn.conf'))
+    monkeypatch.setattr(hccn_tool_runner, 'HCCN_CONF', str(tmp_path / 'hccn.conf'))
 
     def make(unsupported=False, spod='printf "\\tSDID : 12582912\\n\\tSuper Pod Size : 384\\n\\tSuper Pod ID : 2\\n'
                                      '\\tServer Index : 3\\n"'):

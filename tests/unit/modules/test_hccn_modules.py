@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_reader
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner
 from ansible_collections.npu.ascend.plugins.modules import hccn, hccn_info
 
 FAKE = '''#!%(python)s
@@ -74,7 +74,7 @@ def tool(tmp_path, monkeypatch):
     binary = tmp_path / 'hccn_tool'
     binary.write_text(FAKE % paths)
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(hccn_reader, 'HCCN_CONF', paths['conf'])
+    monkeypatch.setattr(hccn_tool_runner, 'HCCN_CONF', paths['conf'])
 
     class Tool(object):
         path = str(binary)
@@ -133,7 +133,7 @@ def test_info_tool_failure_is_a_message(tool, run_module):
 
 
 def test_info_missing_tool(tmp_path, run_module, monkeypatch):
-    monkeypatch.setattr(hccn_reader, 'HCCN_TOOL_PATHS', [str(tmp_path / 'nothing')])
+    monkeypatch.setattr(hccn_tool_runner, 'HCCN_TOOL_PATHS', [str(tmp_path / 'nothing')])
     result = run_module(hccn_info, {'npus': [0], 'install_path': str(tmp_path)}, check_mode=True, diff=False)
     assert result['failed'] and 'hccn_tool not found' in result['msg'] and 'driver' in result['msg']
 
@@ -224,6 +224,6 @@ def test_info_that_does_not_settle_says_so(tool, run_module):
 def test_set_reports_the_sha256_of_the_conf_it_left(tool, run_module):
     import hashlib
     result = run_module(hccn, {'binary_path': tool.path, 'npus': wanted()})
-    with open(hccn_reader.HCCN_CONF, 'rb') as handle:
+    with open(hccn_tool_runner.HCCN_CONF, 'rb') as handle:
         assert result['conf_sha256'] == hashlib.sha256(handle.read()).hexdigest()
     assert run_module(hccn, {'binary_path': tool.path, 'npus': wanted()})['conf_sha256'] == result['conf_sha256']

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 """k8s_fleet_nodes and k8s_fleet_validate as a task runs them: arguments, one API per cluster, check
-mode and diff (against the in-memory API server of k8s_fake_api); and module_utils/k8s_client.py's
+mode and diff (against the in-memory API server of k8s_fake_api); and module_utils/k8s/client.py's
 requests as the kubernetes client sends them, to a small HTTP server on loopback."""
 
 import json
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_client, k8s_fleet_module
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import client, fleet_module
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiError
 from ansible_collections.npu.ascend.plugins.modules import k8s_fleet_nodes, k8s_fleet_validate
 
 from k8s_fake_api import FakeApi, HostileServer, node
@@ -100,7 +100,7 @@ def test_validate_needs_a_named_pod(run_module, clusters):
 
 @pytest.mark.parametrize('module', [k8s_fleet_nodes, k8s_fleet_validate])
 def test_a_controller_without_the_kubernetes_library_is_told_what_to_install(run_module, module, monkeypatch):
-    monkeypatch.setattr(k8s_fleet_module, 'KUBERNETES_IMPORT_ERROR', ImportError('No module named kubernetes'))
+    monkeypatch.setattr(fleet_module, 'KUBERNETES_IMPORT_ERROR', ImportError('No module named kubernetes'))
     result = run_module(module, {'nodes': []})
     assert result['failed'] and 'Failed to import the required Python library (kubernetes)' in result['msg']
 
@@ -135,7 +135,7 @@ def api_server(tmp_path):
 
 
 def test_the_client_lists_reads_and_merge_patches_nodes_as_plain_dicts(api_server):
-    api = k8s_client.KubernetesApi(api_server.kubeconfig, 'hostile')
+    api = client.KubernetesApi(api_server.kubeconfig, 'hostile')
     assert [item['metadata']['name'] for item in api.list_nodes()] == ['a']
     assert api.get_node('a')['metadata']['resourceVersion'] == '5'
     assert api.get_node('missing') is None
@@ -149,7 +149,7 @@ def test_the_client_lists_reads_and_merge_patches_nodes_as_plain_dicts(api_serve
 
 
 def test_the_client_creates_a_pod_whose_quantities_are_numbers(api_server):
-    api = k8s_client.KubernetesApi(api_server.kubeconfig, 'hostile')
+    api = client.KubernetesApi(api_server.kubeconfig, 'hostile')
     pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p', 'namespace': 'n'},
            'spec': {'containers': [{'name': 'c', 'image': 'i', 'resources': {'limits': {'huawei.com/Ascend910': 1}}}]}}
     api.create_pod(pod)
@@ -163,7 +163,7 @@ def test_the_client_creates_a_pod_whose_quantities_are_numbers(api_server):
 def test_the_client_says_why_it_cannot_connect(tmp_path, api_server):
     kubeconfig = tmp_path / 'dead'
     kubeconfig.write_text(open(api_server.kubeconfig).read().replace(':%d' % api_server.server.server_port, ':9'))
-    api = k8s_client.KubernetesApi(str(kubeconfig), None)
+    api = client.KubernetesApi(str(kubeconfig), None)
     with pytest.raises(ApiError) as raised:
         api.list_nodes()
     assert raised.value.status is None
@@ -172,5 +172,5 @@ def test_the_client_says_why_it_cannot_connect(tmp_path, api_server):
 
 def test_a_kubeconfig_that_cannot_be_used_is_an_api_error(tmp_path):
     with pytest.raises(ApiError) as raised:
-        k8s_client.KubernetesApi(str(tmp_path / 'missing'), 'nowhere')
+        client.KubernetesApi(str(tmp_path / 'missing'), 'nowhere')
     assert raised.value.message.startswith('the kubeconfig cannot be used')

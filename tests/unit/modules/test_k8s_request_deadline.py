@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_client
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import client
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiError
 from ansible_collections.npu.ascend.plugins.modules import k8s_fleet_nodes, k8s_fleet_validate
 
 from k8s_fake_api import HostileServer
@@ -31,7 +31,7 @@ def _silent(handler):
 @pytest.mark.parametrize('answer', [_trickle, _silent], ids=['trickles', 'never-answers'])
 def test_a_request_ends_at_its_deadline_and_names_itself(tmp_path, answer):
     with HostileServer(answer, tmp_path) as server:
-        api = k8s_client.KubernetesApi(server.kubeconfig, None, request_timeout=1)
+        api = client.KubernetesApi(server.kubeconfig, None, request_timeout=1)
         start = time.monotonic()
         with pytest.raises(ApiError) as raised:
             api.list_nodes()
@@ -44,7 +44,7 @@ def test_a_request_ends_at_its_deadline_and_names_itself(tmp_path, answer):
 
 def test_a_patch_that_never_ends_names_the_node(tmp_path):
     with HostileServer(_silent, tmp_path) as server:
-        api = k8s_client.KubernetesApi(server.kubeconfig, None, request_timeout=1)
+        api = client.KubernetesApi(server.kubeconfig, None, request_timeout=1)
         with pytest.raises(ApiError) as raised:
             api.patch_node('a2-01', {'metadata': {'labels': {'x': 'y'}}})
     assert raised.value.message.startswith('the patch of Node a2-01 (PATCH /api/v1/nodes/a2-01) got no complete answer')
@@ -101,7 +101,7 @@ def test_a_credential_plugin_that_never_returns_ends_at_the_deadline(tmp_path):
                                                   'command': 'sleep', 'args': ['6']}}}]}))
     start = time.monotonic()
     with pytest.raises(ApiError) as raised:
-        k8s_client.KubernetesApi(str(kubeconfig), None, request_timeout=1)
+        client.KubernetesApi(str(kubeconfig), None, request_timeout=1)
     assert time.monotonic() - start < 1 + SLACK
     assert raised.value.message.startswith('the kubeconfig cannot be used: its credentials (')
     assert 'within 1 s' in raised.value.message

@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi_reader
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi_runner, tool_runner
 from ansible_collections.npu.ascend.plugins.modules import npu_smi_info
 
 SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'npu-smi')
@@ -69,7 +69,7 @@ def test_dcmi_error_is_explained(tmp_path, run_module):
 
 
 def test_missing_binary(tmp_path, run_module, monkeypatch):
-    monkeypatch.setattr(npu_smi_reader, 'NPU_SMI_DIRS', [str(tmp_path)])
+    monkeypatch.setattr(npu_smi_runner, 'NPU_SMI_DIRS', [str(tmp_path)])
     monkeypatch.setenv('PATH', str(tmp_path))
     result = run_module(npu_smi_info, {}, check_mode=True, diff=False)
     assert result['failed'] and 'npu-smi not found' in result['msg']
@@ -85,7 +85,7 @@ def test_a_hung_npu_smi_is_stopped_at_the_timeout(tmp_path, run_module, monkeypa
     binary = tmp_path / 'npu-smi'
     binary.write_text(HANGING)
     binary.chmod(0o755)
-    monkeypatch.setattr(npu_smi_reader, 'KILL_AFTER_SECONDS', 1)
+    monkeypatch.setattr(tool_runner, 'KILL_AFTER_SECONDS', 1)
     result = run_module(npu_smi_info, {'binary_path': str(binary), 'timeout': 1}, check_mode=True, diff=False)
     assert result['failed']
     assert 'did not answer within 1 seconds' in result['msg'] and 'raise the timeout' in result['msg']

@@ -15,7 +15,7 @@ import stat
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
 from ansible_collections.npu.ascend.plugins.modules import npu_smi_info
 
 SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'samples', 'npu-smi')

@@ -7,12 +7,14 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import docker_config, durable_file, runtime_config_files
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_files, docker_config
 from ansible_collections.npu.ascend.plugins.modules import docker_runtime
 
 tomlkit = pytest.importorskip('tomlkit')
 
-from ansible_collections.npu.ascend.plugins.module_utils import containerd_config  # noqa: E402
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import containerd_config, containerd_layout  # noqa: E402
 from ansible_collections.npu.ascend.plugins.modules import containerd_runtime  # noqa: E402
 
 BINARY = '/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime'
@@ -23,7 +25,7 @@ def test_a_float_version_is_refused_naming_the_file_and_the_fix(tmp_path, run_mo
     path = tmp_path / 'config.toml'
     path.write_text('version = %s\n' % version)
     with pytest.raises(containerd_config.ContainerdConfigError, match='integer'):
-        containerd_config.describe(path.read_text())
+        containerd_layout.describe(path.read_text())
     result = run_module(containerd_runtime, {'path': str(path)})
     assert result['failed'] and str(path) in result['msg'] and 'version = %d' % float(version) in result['msg']
     assert path.read_text() == 'version = %s\n' % version
@@ -40,7 +42,7 @@ def test_a_failed_config_write_reports_no_change(tmp_path, run_module, monkeypat
     if state == 'absent':
         run_module(docker_runtime, {'path': str(path)})
     before = path.read_bytes()
-    monkeypatch.setattr(runtime_config_files, 'write_config_atomically', _full_disk)
+    monkeypatch.setattr(config_files, 'write_config_atomically', _full_disk)
     result = run_module(docker_runtime, {'path': str(path), 'state': state})
     assert result['failed'] and 'No space left' in result['msg']
     assert result['changed'] is False and result['restart_needed'] is False
@@ -53,7 +55,7 @@ def test_a_failed_record_update_after_absent_puts_the_config_back(tmp_path, run_
     run_module(docker_runtime, {'path': str(path)})
     before = path.read_bytes()
     record = (tmp_path / '.daemon.json.npu_ascend.json').read_bytes()
-    monkeypatch.setattr(runtime_config_files, 'save_records', _full_disk)
+    monkeypatch.setattr(config_files, 'save_records', _full_disk)
     result = run_module(docker_runtime, {'path': str(path), 'state': 'absent'})
     assert result['failed'] and result['changed'] is False and 'No space left' in result['msg']
     assert path.read_bytes() == before and (tmp_path / '.daemon.json.npu_ascend.json').read_bytes() == record
@@ -110,6 +112,6 @@ def test_a_stamp_that_cannot_be_written_does_not_hide_the_change(tmp_path, run_m
     monkeypatch.setattr(durable_file, 'replace_durably', read_only_links)
     result = run_module(containerd_runtime, {'path': str(link)})
     assert result['changed'] and not result.get('failed')
-    assert containerd_config.effective_runtime((real / 'config.toml').read_text(), 'ascend')[0] == 'ascend'
+    assert containerd_layout.effective_runtime((real / 'config.toml').read_text(), 'ascend')[0] == 'ascend'
     assert any('stamp' in warning and 'Read-only' in warning for warning in warnings)
     assert not any('nothing was changed' in warning for warning in warnings)

@@ -7,9 +7,11 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat, npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
 from ansible_collections.npu.ascend.plugins.plugin_utils import doctor
-from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.module_utils.packages.compat_matrix import COMPAT_MATRIX
 
 from conftest import SAMPLES_DIR
 
@@ -62,7 +64,7 @@ def containerd(default='ascend', registered=True):
 
 
 def stack_check(**stack):
-    report = compat.check_stack(stack, COMPAT_MATRIX)
+    report = compatibility.check_stack(stack, COMPAT_MATRIX)
     return {'stack': stack, 'conflicts': report['conflicts'], 'unknown': report['unknown']}
 
 

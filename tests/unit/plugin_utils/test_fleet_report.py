@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report as fr
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi, version_files
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.packages import version_files
 from ansible_collections.npu.ascend.plugins.plugin_utils import fleet_report_templates as templates
 from ansible_collections.npu.ascend.plugins.plugin_utils.wanted_stack import wanted_versions
 

@@ -35,7 +35,7 @@ def test_a3_dies_are_configured_by_their_phy_ids():
     ('910B-legacy910_24.1.0_info.txt', True, 'SMP'),
 ])
 def test_roce_model_of_real_npu_smi_tables(sample, name, roce, words):
-    from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
     model = hccn_plan.roce_model(npu_smi.parse_info(sample('npu-smi/' + name))['chips'])
     assert model['roce'] is roce and words in model['reason']
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_package import ascend_version_sort
 from ansible_collections.npu.ascend.plugins.filter.ascend_plan import ascend_wanted_stack
-from ansible_collections.npu.ascend.plugins.module_utils import compat
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compatibility
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     VERSION_SHAPE, InvalidVersion, checked_version)
-from ansible_collections.npu.ascend.plugins.module_utils.compat_matrix import COMPAT_MATRIX
+from ansible_collections.npu.ascend.plugins.module_utils.packages.compat_matrix import COMPAT_MATRIX
 from ansible_collections.npu.ascend.plugins.plugin_utils import wanted_stack
 
 BAD = ['25.0 rc1.1', 'latest; rm -rf /', 'latest', '25.0.rc1.1; reboot', '$(id)', '25..0', '.25.0', 'rc1']
@@ -21,7 +21,7 @@ GOOD = ['25.0.rc1.1', '8.2.RC1', '7.7.0.1.231', '6.0.0.SPC1', 'v7.3.0', '8.1.RC1
 
 
 def _gate(version):
-    compat.check_stack({'driver': version}, COMPAT_MATRIX)
+    compatibility.check_stack({'driver': version}, COMPAT_MATRIX)
 
 
 def _sort(version):

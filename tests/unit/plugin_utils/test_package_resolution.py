@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.ascend_packages import (
     FilterModule, ascend_packages_bundle, ascend_packages_judgement, ascend_packages_plan, ascend_packages_staged)
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_package import parse_package_name
+from ansible_collections.npu.ascend.plugins.module_utils.packages.package_names import parse_package_name
 from ansible_collections.npu.ascend.plugins.plugin_utils.package_resolution import (
     judge_packages, mirror_source, plan_packages, staged_packages)
 

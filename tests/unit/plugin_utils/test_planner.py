@@ -6,8 +6,8 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.npu.ascend.plugins.module_utils import runfile
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import version_mismatches
+from ansible_collections.npu.ascend.plugins.module_utils.packages import runfile
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import version_mismatches
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner, wanted_stack
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.npu_validation_verdict import npu_validation_verdict
-from ansible_collections.npu.ascend.plugins.module_utils import k8s_validation as validation
+from ansible_collections.npu.ascend.plugins.module_utils.k8s import validation
 
 from conftest import SAMPLES_DIR
 

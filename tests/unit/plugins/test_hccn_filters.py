@@ -6,7 +6,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.hccn import (
     FilterModule, hccn_fabric_marker, hccn_fleet_plan, hccn_gate_problems, hccn_roce_model)
-from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
 
 
 def test_registered_under_their_names():

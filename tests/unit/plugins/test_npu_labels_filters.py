@@ -61,7 +61,7 @@ def test_k8s_label_changes():
 
 def test_k8s_label_keys_default_and_custom_domain():
     from ansible_collections.npu.ascend.plugins.filter.k8s_label_keys import k8s_label_keys
-    from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import DEFAULT_DOMAIN
+    from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import DEFAULT_DOMAIN
     assert k8s_label_keys(None)['domain'] == DEFAULT_DOMAIN
     assert k8s_label_keys('')['unvalidated'] == DEFAULT_DOMAIN + '/unvalidated'
     assert k8s_label_keys('npu.example.com')['upgrade_state'] == 'npu.example.com/upgrade-state'

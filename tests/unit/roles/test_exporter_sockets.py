@@ -10,7 +10,7 @@ from ansible.template import Templar
 
 from conftest import trust_as_template
 
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys
 
 ROLE = Path(__file__).resolve().parents[3] / 'roles' / 'exporter'
 

@@ -6,7 +6,7 @@ import os
 
 import yaml
 
-from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 

@@ -14,7 +14,7 @@ import yaml
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(REPO_ROOT, 'roles', 'textfile_metrics')
-MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils')
+MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils', 'hardware')
 SAMPLES = os.path.join(REPO_ROOT, 'tests', 'fixtures', 'samples', 'npu-smi')
 SYNTHETIC = os.path.join(REPO_ROOT, 'tests', 'unit', 'fixtures', 'npu_smi_synthetic')
 

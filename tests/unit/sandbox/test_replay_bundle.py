@@ -286,7 +286,7 @@ SAMPLE_DIRS = (os.path.join(REPO_ROOT, 'tests', 'fixtures', 'samples', 'npu-smi'
                                           if name.endswith(('_info.txt', '_info-vm.txt', '_info-with-processes.txt',
                                                             '_info-narrow.txt', '_info-wide.txt'))))
 def test_the_replay_reads_the_chips_of_every_sample_as_the_collection_does(sample):
-    from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+    from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
     replay = _load('npu_ascend_sandbox_replay_samples', os.path.join(REPO_ROOT, 'sandbox', 'replay.py'))
     with open(sample) as handle:
         text = handle.read()

@@ -49,7 +49,7 @@ _PLANTED = (
     'roles/hdk/.cache/leftover.txt',
     'roles/hdk/tasks/.ansible/facts.json',
     'plugins/modules/__pycache__/ascend_facts.cpython-311.pyc',
-    'plugins/module_utils/npu_smi.pyc',
+    'plugins/module_utils/hardware/npu_smi.pyc',
     'plugins/.pytest_cache/v/cache/lastfailed',
     '.hypothesis/examples/abc',
     '.ansible/collections/ansible_collections/x/y/README.md',

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """The simulator keeps a hardware table of its own (sandbox/fleet.py PRODUCTS, written from the facts
-and importing nothing of the product); the collection's is plugins/module_utils/hardware_catalogue.py.
+and importing nothing of the product); the collection's is plugins/module_utils/hardware/hardware_catalogue.py.
 This test holds the two to the same public facts for every product the simulator has: PCI vendor,
 device and subsystem ids, npu-smi chip names, chips per NPU, NPUs per server and RoCE ports."""
 
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue as catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue as catalogue
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

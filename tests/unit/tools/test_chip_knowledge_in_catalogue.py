@@ -14,7 +14,9 @@ import tokenize
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import compat_matrix, hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import compat_matrix
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -33,12 +35,12 @@ CHIP_SPELLINGS = _chip_spellings()
 # A spelling as a word of its own: 910b in Ascend-hdk-910b-npu-driver, not in 0x1910b or a commit hash.
 CHIP = re.compile(r'(?<![A-Za-z0-9])(%s)(?![A-Za-z0-9])'
                   % '|'.join(re.escape(name) for name in sorted(CHIP_SPELLINGS, key=len, reverse=True)), re.IGNORECASE)
-CATALOGUE = 'plugins/module_utils/hardware_catalogue.py'
+CATALOGUE = 'plugins/module_utils/hardware/hardware_catalogue.py'
 DOCUMENTATION_FILES = re.compile(r'^(plugins/(filter|test|lookup)/[^/]+\.yml|roles/[^/]+/meta/argument_specs\.yml|.*\.md)$')
 ALLOWED = {
     # The compatibility rows name the families each published statement covers; they stay with the
     # matrix (its families are held to the catalogue's below).
-    'plugins/module_utils/compat_matrix.py':
+    'plugins/module_utils/packages/compat_matrix.py':
         'compatibility rows: the families a published statement covers',
     # Messages that show the user an example value of npu_ascend_chip.
     'plugins/plugin_utils/preflight_checks.py': 'an example value in a message',

@@ -57,6 +57,6 @@ def test_the_check_mode_claim_matches_the_module(docs, module):
     assert (claim in ('full', 'partial')) == supports_check_mode, (module, claim, supports_check_mode)
     # A module that says diff mode does not apply must not build a diff, and one that claims it must.
     builds_diff = re.search(r"module\._diff|\['diff'\]|'diff':", source) is not None \
-        or 'runtime_config_files' in source and 'conclude(' in source
+        or 'config_files.conclude(' in source
     diff_claim = docs[module]['attributes']['diff_mode']['support']
     assert (diff_claim in ('full', 'partial')) == builds_diff, (module, diff_claim, builds_diff)

@@ -6,34 +6,47 @@ import re
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils')
-_IMPORT = re.compile(r'^from ansible_collections\.npu\.ascend\.plugins\.module_utils(?:\.(\w+))? import '
+# ``from <module_utils>[.package[.module]] import names``: each name is a module of that package, or a name in
+# that module.
+_IMPORT = re.compile(r'^\s*from ansible_collections\.npu\.ascend\.plugins\.module_utils((?:\.\w+)*) import '
                      r'(\([^)]*\)|[\w, ]+)', re.MULTILINE)
-CONTROLLER_ONLY = {'npu_labels'}
+CONTROLLER_ONLY = {'k8s.npu_labels'}
 # Modules that run on the controller only (the roles delegate them to localhost): they write Kubernetes
 # objects with the controller's kubeconfig and may use the controller-side helpers.
 CONTROLLER_MODULES = {'k8s_fleet_nodes.py', 'k8s_fleet_validate.py'}
 
 
+def _file_of(dotted):
+    """The file of a module_utils module named by its dotted path under module_utils, or None (a package, a name)."""
+    path = os.path.join(MODULE_UTILS, *dotted.split('.')) + '.py'
+    return path if os.path.isfile(path) else None
+
+
 def _imported(path):
+    """The module_utils modules ``path`` imports, by their dotted path under module_utils (``hardware.pci``)."""
     with open(path, encoding='utf-8') as handle:
         text = handle.read()
-    names = set()
-    for module, imported in _IMPORT.findall(text):
-        if module:
-            names.add(module)
-        else:
-            names.update(name.strip() for name in imported.replace('(', ' ').replace(')', ' ').split(',') if name.strip())
-    return names
+    modules = set()
+    for package, imported in _IMPORT.findall(text):
+        package = package.lstrip('.')
+        if package and _file_of(package):
+            modules.add(package)
+            continue
+        for name in imported.replace('(', ' ').replace(')', ' ').split(','):
+            name = name.strip().split(' as ')[0].strip()
+            if name and _file_of('.'.join(filter(None, (package, name)))):
+                modules.add('.'.join(filter(None, (package, name))))
+    return modules
 
 
 def _shipped(path):
     shipped, todo = set(), list(_imported(path))
     while todo:
         name = todo.pop()
-        if name in shipped or not os.path.exists(os.path.join(MODULE_UTILS, name + '.py')):
+        if name in shipped:
             continue
         shipped.add(name)
-        todo.extend(_imported(os.path.join(MODULE_UTILS, name + '.py')))
+        todo.extend(_imported(_file_of(name)))
     return shipped
 
 
@@ -43,8 +56,10 @@ def test_no_module_ships_a_controller_only_helper():
                    for name in os.listdir(modules_dir) if name.endswith('.py') and name not in CONTROLLER_MODULES)
     assert dict((name, found) for name, found in shipped.items() if found) == {}
     # The check sees imports at all: the probe ships the npu-smi parser.
-    assert 'npu_smi' in _shipped(os.path.join(modules_dir, 'ascend_facts.py'))
-    assert 'npu_labels' in _shipped(os.path.join(modules_dir, 'k8s_fleet_nodes.py'))
+    assert 'hardware.npu_smi' in _shipped(os.path.join(modules_dir, 'ascend_facts.py'))
+    # ... and follows them: the catalogue comes through the npu-smi runner.
+    assert 'hardware.hardware_catalogue' in _shipped(os.path.join(modules_dir, 'ascend_facts.py'))
+    assert 'k8s.npu_labels' in _shipped(os.path.join(modules_dir, 'k8s_fleet_nodes.py'))
 
 
 def test_the_controller_modules_say_so_and_every_role_delegates_them_to_the_controller():

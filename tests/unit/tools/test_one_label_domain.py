@@ -2,7 +2,7 @@
 """One label domain and one Node name for every role (issue 31).
 
 The domain of the collection's labels and taint has one default, ``DEFAULT_DOMAIN`` in
-plugins/module_utils/npu_labels.py; every role, playbook and plugin takes the keys from it through
+plugins/module_utils/k8s/npu_labels.py; every role, playbook and plugin takes the keys from it through
 ``npu.ascend.k8s_label_keys`` (or ``label_keys`` in Python), given ``npu_ascend_label_domain``. The
 Node of a host is ``npu_ascend_k8s_node_name``, else the inventory name, in every role. These tests
 fail when a role, playbook or plugin spells the domain or a Node name of its own again.
@@ -128,7 +128,7 @@ def test_python_has_one_default_domain():
                 found.append((str(path.relative_to(REPO)), line.strip()))
     # The collection's own name (role_requirements, the field manager of its writes) is not a label domain.
     assert sorted(found) == [
-        ('plugins/module_utils/k8s_client.py', "FIELD_MANAGER = 'npu.ascend'"),
-        ('plugins/module_utils/npu_labels.py', "DEFAULT_DOMAIN = 'npu.ascend'"),
+        ('plugins/module_utils/k8s/client.py', "FIELD_MANAGER = 'npu.ascend'"),
+        ('plugins/module_utils/k8s/npu_labels.py', "DEFAULT_DOMAIN = 'npu.ascend'"),
         ('plugins/plugin_utils/role_requirements.py', "COLLECTION = 'npu.ascend'"),
     ]

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The safe writer (plugins/module_utils/durable_file.py) is the only way the collection writes a file.
+"""The safe writer (plugins/module_utils/files/durable_file.py) is the only way the collection writes a file.
 
 An AST walk over every Python file of plugins/ refuses what writes a file by another way: open() (builtin,
 io.open, os.fdopen) for writing, os.open with a writing flag, os.rename/os.replace, shutil's copies and
@@ -14,7 +14,7 @@ import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(REPO_ROOT, 'plugins')
-SAFE_WRITER = os.path.join('plugins', 'module_utils', 'durable_file.py')
+SAFE_WRITER = os.path.join('plugins', 'module_utils', 'files', 'durable_file.py')
 WRITING_FLAGS = {'O_WRONLY', 'O_RDWR', 'O_CREAT', 'O_APPEND', 'O_TRUNC'}
 MOVES = {('os', 'rename'), ('os', 'replace'), ('os', 'renames'), ('os', 'link'), ('os', 'symlink'),
          ('shutil', 'copy'), ('shutil', 'copy2'), ('shutil', 'copyfile'), ('shutil', 'copytree'), ('shutil', 'move'),
@@ -28,7 +28,7 @@ ALLOWED = {
     # The node lock: its inode is what flock holds, so it is opened in place (O_RDWR|O_CREAT|O_NOFOLLOW, a link
     # there is not followed) and its holder line rewritten in place; a rename would hand the next waiter another
     # inode, and two runs would both hold "the" lock.
-    ('plugins/module_utils/node_lock.py', 'os.open for writing'),
+    ('plugins/module_utils/files/node_lock.py', 'os.open for writing'),
 }
 
 
@@ -105,7 +105,7 @@ def test_no_plugin_writes_a_file_but_through_the_safe_writer():
             for line, what in findings(relative, handle.read()):
                 if (relative, what) not in ALLOWED:
                     found.append('%s:%d: %s' % (relative, line, what))
-    assert found == [], 'write these through plugins/module_utils/durable_file.py (or list them, with the reason, ' \
+    assert found == [], 'write these through plugins/module_utils/files/durable_file.py (or list them, with the reason, ' \
                         'in ALLOWED):\n' + '\n'.join(found)
 
 

@@ -6,7 +6,7 @@ import os
 
 import yaml
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

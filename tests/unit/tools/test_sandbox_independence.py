@@ -91,7 +91,7 @@ def test_the_check_finds_the_old_borrowing():
     assert len(python_violations(borrowed)) == 3
     assert python_violations('from ansible_collections.npu.ascend.plugins.module_utils import pci\n')
     assert python_violations('import roles.cann\n')
-    assert shell_violations('cp ../plugins/module_utils/pci.py .\n')
+    assert shell_violations('cp ../plugins/module_utils/hardware/pci.py .\n')
     # containerd's TOML tables are called plugins too; they lead nowhere into the collection.
     assert python_violations('table = \'[plugins."%s".containerd]\' % name\n') == []
     assert shell_violations('PYTHONPATH=./roles/cann/files python3\n')

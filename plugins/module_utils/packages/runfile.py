@@ -18,8 +18,8 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import compare_versions
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import compare_versions
 
 DEFAULT_INSTALL_PATH = '/usr/local/Ascend'
 

@@ -21,7 +21,7 @@ import json
 import os
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
 
 # In /run (a tmpfs that root alone may write): the lock is state of the running system only, so a
 # failed run or an uninstall leaves no file of ours on disk, and a reboot starts without one.

@@ -18,9 +18,9 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import component_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import parse_version
 
 COMPONENTS = component_catalogue.component_ids()
 CHIPS = hardware_catalogue.package_chips()
@@ -79,7 +79,7 @@ def normalize_arch(arch):
         raise ValueError('unsupported architecture %r (expected x86_64 or aarch64)' % (arch,))
 
 
-def normalize_chip(chip):
+def _normalize_chip(chip):
     """Return the chip as it is spelled in file names (``910b``, ``A3``...); ValueError otherwise."""
     try:
         return _CHIP_BY_LOWER[str(chip).strip().lower()]
@@ -108,7 +108,7 @@ def parse_package_name(filename):
             parse_version(version)
         except ValueError as error:
             raise ValueError('%s has an unreadable version: %s' % (basename, error))
-        chip = normalize_chip(fields['chip']) if fields.get('chip') else None
+        chip = _normalize_chip(fields['chip']) if fields.get('chip') else None
         soc = bool(fields.get('soc'))
         if soc and chip not in _SOC_CHIPS:
             raise ValueError('%s is not a Huawei Ascend package: only %s packages come as -soc variants'
@@ -142,7 +142,7 @@ def package_file_name(component, chip, version, arch, soc=False, patch=None):
     if component in _CHIP_COMPONENTS:
         if chip is None:
             raise ValueError('a %s package name needs a chip' % component)
-        chip = normalize_chip(chip)
+        chip = _normalize_chip(chip)
     elif chip is not None:
         raise ValueError('%s package names carry no chip, got %r' % (component, chip))
 

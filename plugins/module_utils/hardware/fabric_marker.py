@@ -20,8 +20,8 @@ import errno
 import hashlib
 import json
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
 
 FABRIC_MARKER_PATH = '/var/lib/npu_ascend/hccn-fabric.json'
 HCCN_CONF_PATH = '/etc/hccn.conf'
@@ -121,7 +121,7 @@ def _read_small_file(path, what, follow):
         return None, 'cannot read %s %s: %s' % (what, path, error.strerror or error)
 
 
-def read_marker(path=None):
+def _read_marker(path=None):
     """``(marker, problem)`` of the marker file: ``(None, None)`` when there is none, ``(None, why)``
     when it is there but cannot be read or is not what the hccn role writes."""
     path = path or FABRIC_MARKER_PATH
@@ -139,7 +139,7 @@ def read_marker(path=None):
 
 def read_conf(path=None):
     """``(bytes, None)`` of /etc/hccn.conf, ``(None, None)`` when absent, ``(None, why)`` otherwise.
-    Read as the hccn module reads it for the marker (hccn_reader.read_conf_state, which reads it through this function): links followed."""
+    Read as the hccn module reads it for the marker (hccn_tool_runner.read_conf_state, which reads it through this function): links followed."""
     return _read_small_file(path or HCCN_CONF_PATH, '/etc/hccn.conf', follow=True)
 
 
@@ -193,6 +193,6 @@ def judge(marker, marker_problem, conf_data, conf_problem, path=None):
 
 def read_fabric(marker_path=None, conf_path=None):
     """The ``fabric`` fact of this node (judge), from its files."""
-    marker, marker_problem = read_marker(marker_path)
+    marker, marker_problem = _read_marker(marker_path)
     conf_data, conf_problem = read_conf(conf_path) if marker is not None else (None, None)
     return judge(marker, marker_problem, conf_data, conf_problem, marker_path)

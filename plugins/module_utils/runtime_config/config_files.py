@@ -30,10 +30,10 @@ import stat
 import time
 
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import config_redaction
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
-from ansible_collections.npu.ascend.plugins.module_utils import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_redaction
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
 
 RECORD_FORMAT = 1
 REDACTED = config_redaction.REDACTED

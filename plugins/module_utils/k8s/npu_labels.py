@@ -22,9 +22,9 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import pci
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import parse_board_id
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import pci
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import parse_board_id
 
 # The label domain of every role, filter and report of the collection when the inventory sets no
 # npu_ascend_label_domain: the one default (docs/kubernetes.md, "One label domain, one Node name").

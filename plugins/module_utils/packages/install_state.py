@@ -18,9 +18,11 @@ import errno
 import glob
 import os
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read, component_catalogue, version_files
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import parse_version
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+
+from ansible_collections.npu.ascend.plugins.module_utils.packages import component_catalogue, version_files
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import parse_version
+from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import DEFAULT_INSTALL_PATH, MANAGED_COMPONENTS
 
 INSTALL_RECORD_PATH = '/etc/ascend_install.info'
 KNOWN_ARCHES = ('x86_64', 'aarch64')
@@ -55,7 +57,7 @@ class _Damaged(object):
         self.problem = problem
 
 
-def damaged_reason(component, path, problem):
+def _damaged_reason(component, path, problem):
     """The ``damaged`` text of a component whose version file ``path`` is there but names no version."""
     line, how = _VERSION_LINES[component]
     return ('%s is there but %s, so which %s is installed cannot be told (an interrupted install, a full disk or '
@@ -95,7 +97,7 @@ def _damaged_entry(component, home, version_file, damaged, uninstall_script=None
         'path': home,
         'version_file': version_file,
         'uninstall_script': uninstall_script if uninstall_script and os.path.exists(uninstall_script) else None,
-        'damaged': damaged_reason(component, version_file, damaged.problem),
+        'damaged': _damaged_reason(component, version_file, damaged.problem),
     }
 
 

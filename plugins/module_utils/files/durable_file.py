@@ -34,7 +34,7 @@ import contextlib
 import os
 import stat
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
 
 _TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0)
                     | getattr(os, 'O_CLOEXEC', 0))
@@ -88,7 +88,7 @@ def descriptor_path(fd, fallback):
         return os.path.realpath(fallback)
 
 
-def existing_file(directory_fd, name, path):
+def _existing_file(directory_fd, name, path):
     """The lstat of ``name`` in the opened directory (None when absent); UnsafeDestination when it
     is a link or not a regular file."""
     try:
@@ -147,7 +147,7 @@ def writing(path, mode=None, root=None, keep_mode=True, move=None):
     """
     directory, name, directory_fd = _open_directory(path, root)
     try:
-        existing = existing_file(directory_fd, name, path)
+        existing = _existing_file(directory_fd, name, path)
         temporary, fd = _create_temporary(directory_fd, name)
         try:
             with os.fdopen(fd, 'wb') as stream:
@@ -161,7 +161,7 @@ def writing(path, mode=None, root=None, keep_mode=True, move=None):
                     os.fchmod(stream.fileno(), 0o600 if mode is None else mode)
                 os.fsync(stream.fileno())
             # Checked again just before the rename: a link planted since is refused, not replaced silently.
-            existing_file(directory_fd, name, path)
+            _existing_file(directory_fd, name, path)
             if move is None:
                 os.rename(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
             else:
@@ -193,7 +193,7 @@ def set_mode(path, mode, root=None):
     """chmod of the regular file ``path`` (inside ``root``), never of a link's target."""
     _directory, name, directory_fd = _open_directory(path, root)
     try:
-        existing_file(directory_fd, name, path)
+        _existing_file(directory_fd, name, path)
         fd = os.open(name, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0), dir_fd=directory_fd)
         try:
             os.fchmod(fd, mode)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The few Kubernetes API calls of the fleet modules (module_utils/k8s_fleet.py), over the kubernetes client.
+"""The few Kubernetes API calls of the fleet modules (module_utils/k8s/fleet.py), over the kubernetes client.
 
 Built from a kubeconfig and context as kubernetes.core's modules are (C(K8S_AUTH_KUBECONFIG) and
 C(K8S_AUTH_CONTEXT) are the modules' fallbacks; no kubeconfig file: the in-cluster service account).
@@ -20,7 +20,7 @@ import json
 import os
 import threading
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_fleet import ApiError
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiError
 
 try:
     from kubernetes import client as _client, config as _config

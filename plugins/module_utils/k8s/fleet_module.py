@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_client import KUBERNETES_IMPORT_ERROR, REQUEST_TIMEOUT
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.client import KUBERNETES_IMPORT_ERROR, REQUEST_TIMEOUT
 
 # A host whose kubeconfig or context differs from the module's is read and written with its own.
 NODE_CLUSTER_OPTIONS = dict(kubeconfig=dict(type='path'), context=dict(type='str'))

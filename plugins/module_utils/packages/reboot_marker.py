@@ -15,7 +15,7 @@ __metaclass__ = type
 import errno
 import json
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
 
 REBOOT_MARKER_PATH = '/var/lib/npu_ascend/reboot-required.json'
 BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id'

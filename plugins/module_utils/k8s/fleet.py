@@ -8,7 +8,7 @@ validation pod; the modules k8s_fleet_nodes and k8s_fleet_validate then do the w
 host in one process on the controller (one kubernetes client, one list of Nodes, one wait for all
 pods) instead of a few processes per host, and return one result per host, which the host judges
 itself. What to write is decided here, against the Node as the API server returns it, by pure
-functions; the I/O goes through an ``api`` object (module_utils/k8s_client.py, or a fake in the
+functions; the I/O goes through an ``api`` object (module_utils/k8s/client.py, or a fake in the
 unit tests) whose errors are ``ApiError``. No Ansible imports.
 """
 
@@ -18,8 +18,8 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils.k8s_validation import judge_output
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import (
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.validation import judge_output
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
     label_changes, label_problem, parse_taint, refused_labels_text, split_labels, taints_with)
 
 FORBIDDEN = 403
@@ -82,7 +82,7 @@ def _shape_problem(node):
     return None
 
 
-def merged_labels(current, changes):
+def _merged_labels(current, changes):
     """``current`` with a JSON merge patch of ``changes`` applied (a None value removes the label)."""
     labels = dict(current or {})
     for key, value in (changes or {}).items():
@@ -108,7 +108,7 @@ def node_plan(node, spec):
     """
     wanted_labels, refused = split_labels(spec.get('labels'), spec.get('label_sources'), LABELS_OPTION)
     changes = label_changes(_labels(node), wanted_labels)
-    labels = merged_labels(_labels(node), changes)
+    labels = _merged_labels(_labels(node), changes)
     validated = labels.get(spec.get('validated_label')) == (spec.get('validated_value') or 'true')
     taints = _taints(node)
     wanted = taints
@@ -124,7 +124,7 @@ def node_plan(node, spec):
             'refused_labels': refused, 'patch': patch or None}
 
 
-def lift_plan(node, validated_label, validated_value, taint):
+def _lift_plan(node, validated_label, validated_value, taint):
     """The merge patch that records ``validated_value`` on the Node and removes ``taint``, or None.
 
     Guarded by the Node's resourceVersion: the taint list it replaces is the one just read.
@@ -172,7 +172,7 @@ def unread_message(spec, error):
             % (spec['host'], spec['name'], _text(error), _where(spec)))
 
 
-def missing_message(spec):
+def _missing_message(spec):
     return ('%s: the cluster has no Node named %s after %s s. Fix: join the host to the cluster first (kubeadm join, '
             'or your installer), or set npu_ascend_k8s_node_name to the name its kubelet registers (`kubectl get '
             'nodes`).' % (spec['host'], spec['name'], spec.get('wait_seconds', 0)))
@@ -201,7 +201,7 @@ def _taint_message(spec, error):
             % (spec['host'], spec.get('taint'), _text(error), spec['name']))
 
 
-def refused_message(spec, error, doing):
+def _refused_message(spec, error, doing):
     if error.status == INVALID:
         return ('%s: %s: the API server refused the content written to Node %s as invalid: %s. Fix: correct the '
                 'labels or the taint it names, then run again.' % (spec['host'], doing, spec['name'], _text(error)))
@@ -316,7 +316,7 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
             break
         waiting = [spec for spec in waiting if spec['name'] not in nodes]
     for spec in waiting:
-        results[spec['host']] = node_failure(spec, missing_message(spec))
+        results[spec['host']] = node_failure(spec, _missing_message(spec))
     changed = False
     for spec in specs:
         if spec['host'] in results:
@@ -325,7 +325,7 @@ def apply_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=time.s
             wrote, node, plan = _patch_guarded(api, spec['name'], lambda node, spec=spec: node_plan(node, spec),
                                                nodes[spec['name']], check_mode)
         except ApiError as error:
-            results[spec['host']] = node_failure(spec, refused_message(spec, error, 'k8s_node'))
+            results[spec['host']] = node_failure(spec, _refused_message(spec, error, 'k8s_node'))
             continue
         except _ShapeError as error:
             results[spec['host']] = node_failure(spec, _shape_message(spec, error))
@@ -362,7 +362,7 @@ def nodes_diff(results):
 
 # --- validation pods ------------------------------------------------------------------------------------------------
 
-def pod_done(pod, success_phases):
+def _pod_done(pod, success_phases):
     """Whether a validation pod has an answer: it reached a success phase or Failed, or the scheduler refused it."""
     status = _mapping(_mapping(pod).get('status'))
     if status.get('phase') in list(success_phases) + ['Failed']:
@@ -476,7 +476,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
     ``dies_per_npu``, ``judge_output``, ``success_phases``, ``timeout_seconds``, ``keep_pod``, ``validated_label``,
     ``validated_value``, ``taint``. ``secrets``: image pull Secrets to create or update first (their
     definitions). Removes pods left by an earlier run, creates them all, reads them every ``poll`` s
-    until each has an answer (see pod_done) or its timeout, reads the output of those that ran, removes
+    until each has an answer (see _pod_done) or its timeout, reads the output of those that ran, removes
     them unless kept, and for those that passed records the validated driver on the Node and removes
     the taint (resourceVersion guarded, a conflict read again and retried once). Returns ``results``
     (host -> ``name``, ``passed``, ``report``, ``failed``, ``msg``, ``phase``, ``lifted``) and ``changed``.
@@ -556,7 +556,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
             pods = dict((key, pod) for key, pod in last.items())
         for spec in waiting:
             last[_pod_key(spec)] = pods.get(_pod_key(spec))
-        waiting = [spec for spec in waiting if not pod_done(last[_pod_key(spec)], spec.get('success_phases') or [])
+        waiting = [spec for spec in waiting if not _pod_done(last[_pod_key(spec)], spec.get('success_phases') or [])
                    and clock() - start < float(spec.get('timeout_seconds') or 0)]
         if waiting:
             sleep(poll)
@@ -588,13 +588,13 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
             if node is None:
                 raise ApiError('the Node is gone', NOT_FOUND)
             _patch_guarded(api, spec['name'],
-                           lambda node, spec=spec: {'patch': lift_plan(node, spec['validated_label'],
-                                                                       spec['validated_value'], spec['taint'])},
+                           lambda node, spec=spec: {'patch': _lift_plan(node, spec['validated_label'],
+                                                                        spec['validated_value'], spec['taint'])},
                            node, False)
             result['lifted'] = True
         except ApiError as error:
             result['failed'] = True
-            result['msg'] = refused_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
+            result['msg'] = _refused_message(spec, error, 'validation passed (%s), but recording it' % result['report'])
         except _ShapeError as error:
             result['failed'] = True
             result['msg'] = _shape_message(spec, error, 'validation passed (%s), but recording it' % result['report'])

@@ -16,14 +16,13 @@ import re
 import socket
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
-from ansible_collections.npu.ascend.plugins.module_utils import npu_vnpu
-from ansible_collections.npu.ascend.plugins.module_utils import timed_command
-from ansible_collections.npu.ascend.plugins.module_utils.version_files import version_problem
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_vnpu
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import tool_runner
+from ansible_collections.npu.ascend.plugins.module_utils.packages.version_files import version_problem
 
 NPU_SMI_DIRS = ['/usr/local/sbin', '/usr/local/bin']
-KILL_AFTER_SECONDS = 10
 DEFAULT_TIMEOUT_SECONDS = 120
 
 # What npu-smi's DCMI error codes mean for the operator, where Huawei's documentation says (docs/huawei-sources.md).
@@ -78,8 +77,8 @@ def reader_for(params, get_bin_path, run_command):
     return NpuSmiReader(run_command, binary, params['timeout'])
 
 
-class NpuSmiReader(timed_command.ToolRunner):
-    """npu-smi as a timed_command.ToolRunner: ``run`` fails with NpuSmiFailure, explaining npu-smi's error codes."""
+class NpuSmiReader(tool_runner.ToolRunner):
+    """npu-smi as a tool_runner.ToolRunner: ``run`` fails with NpuSmiFailure, explaining npu-smi's error codes."""
 
     def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time):
         super(NpuSmiReader, self).__init__(run_command, binary, timeout, clock)
@@ -92,8 +91,8 @@ class NpuSmiReader(timed_command.ToolRunner):
             % (' '.join(argv), self.timeout))
 
     def run(self, *args):
-        argv = [self.binary] + list(args)
-        rc, out, err = self._run_kept(argv, KILL_AFTER_SECONDS, self._stopped)
+        rc, out, err = self._run_tool(args)
+        argv = self.commands[-1]
         error = npu_smi.detect_error(out + '\n' + err)
         if error is not None:
             raise NpuSmiFailure(explain_error(error, rc))

@@ -29,7 +29,8 @@ STAMP_SUFFIX = '.npu_ascend.converged'
 STAMP_FORMAT = 1
 # containerd_runtime's options that decide what state=present leaves in the file, and its editor.
 CONTAINERD_RUNTIME_OPTIONS = ('path', 'name', 'binary_name', 'default', 'config_version', 'allow_runc_rewrite')
-CONTAINERD_EDITOR = 'containerd_config.py'
+# The files of that editor (runtime_config/), in the order their sources are hashed together.
+CONTAINERD_EDITOR = ('toml_editor.py', 'containerd_layout.py', 'undo_record.py', 'containerd_config.py')
 
 
 def stamp_path(config_path):

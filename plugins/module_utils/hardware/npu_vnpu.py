@@ -21,8 +21,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.npu_smi import detect_error
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware.npu_smi import detect_error
 
 # Template name -> (AI cores, memory GB, AI CPUs) per vNPU family, a whole chip's AI cores and its vNPU
 # ids: the hardware catalogue's VNPU_FAMILIES (its sources there).
@@ -175,7 +175,7 @@ def _raise_on_error(text):
     _raise_on_refusal(text)
 
 
-def template_aicores(name, values):
+def _template_aicores(name, values):
     """The AI cores of template ``name``: what template-info printed, else the number after ``vir``
     in its name (Huawei's naming rule), when template-info printed NA."""
     if values.get('aicore') is not None:
@@ -386,7 +386,7 @@ def _vgroups_and_cores(wanted, templates):
     vir01 = len([entry for entry in wanted if entry['template'] == VIR01])
     others = [entry for entry in wanted if entry['template'] != VIR01]
     shared = (vir01 + 1) // 2
-    cores = sum(max(template_aicores(entry['template'], templates[entry['template']]), MIN_VGROUP_AICORES)
+    cores = sum(max(_template_aicores(entry['template'], templates[entry['template']]), MIN_VGROUP_AICORES)
                 for entry in others)
     return len(others) + shared, cores + MIN_VGROUP_AICORES * shared
 
@@ -433,7 +433,7 @@ def layout_problems(wanted, family, phy_id, templates, resources):
             problems.append('the layout needs %d vGroups, a %s chip has %d (every vNPU but vir01 takes one, '
                             'two vir01 share one)' % (used_vgroups, family, len(VGROUPS)))
     else:
-        cores = sum(template_aicores(entry['template'], templates[entry['template']]) for entry in wanted)
+        cores = sum(_template_aicores(entry['template'], templates[entry['template']]) for entry in wanted)
     if cores > total_cores:
         problems.append('the layout needs %d AI cores, the chip has %d' % (cores, total_cores))
     memory = sum(templates[entry['template']]['memory_gb'] or 0 for entry in wanted)

@@ -20,7 +20,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import npu_smi
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import npu_smi
 
 # The last field of an `ls -l` line (or a bare `ls` name).
 _DEVICE = re.compile(r'(?:^|\s)/dev/davinci([0-9]+)$')

@@ -51,7 +51,7 @@ def is_npu_module(name):
     return False
 
 
-def release_key(release):
+def _release_key(release):
     """Sort key of a kernel release in the order `sort -V` and Debian's `linux-version sort` give:
     digit runs by value, other runs as text (5.15.0-91-generic < 5.15.0-101-generic)."""
     key = []
@@ -63,7 +63,7 @@ def release_key(release):
 def newest_release(releases):
     """The newest of ``releases`` (the one a boot loader sorting by version boots), or None."""
     releases = [release for release in releases if release]
-    return max(releases, key=release_key) if releases else None
+    return max(releases, key=_release_key) if releases else None
 
 
 def boot_releases(names):
@@ -73,7 +73,7 @@ def boot_releases(names):
         match = _VMLINUZ.match(name)
         if match and not name.endswith('.old'):
             releases.append(match.group('release'))
-    return sorted(set(releases), key=release_key)
+    return sorted(set(releases), key=_release_key)
 
 
 def parse_dkms_status(text):
@@ -140,7 +140,7 @@ def judge(running, boot_names, modules, dkms_paths, arch=None, dkms_status=None,
             'used': bool(builds),
             'module': module,
             'version': version,
-            'kernels': sorted(set(build[2] for build in builds if build[0] == module), key=release_key),
+            'kernels': sorted(set(build[2] for build in builds if build[0] == module), key=_release_key),
             'status': dkms_status,
             'entries': parse_dkms_status(dkms_status) if dkms_status is not None else [],
         },

@@ -26,7 +26,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
 
 # Every status `hccn_tool -net_health -g` is known to print; only Success means a healthy port.
 # The driver source's status table (0 Success ... 8 Detect ip set, anything else Unknown); MindCluster's

@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
 
 HUAWEI_VENDOR_ID = hardware_catalogue.HUAWEI_VENDOR_ID
 ACCELERATOR_CLASS_PREFIX = hardware_catalogue.ACCELERATOR_CLASS_PREFIX
@@ -176,7 +176,7 @@ def npu_devices(devices):
             and (device.get('class_id') or '').startswith(ACCELERATOR_CLASS_PREFIX)]
 
 
-def normalize_chip_family(chip_family):
+def _normalize_chip_family(chip_family):
     """``'910B'`` -> ``'910b'``, ``'a3'`` -> ``'A3'``; ValueError for unknown families."""
     return hardware_catalogue.chip_family_row(chip_family)['family']
 
@@ -186,7 +186,7 @@ def k8s_resource_name(chip_family):
 
     None for a known family without a documented resource name (310b).
     """
-    return _RESOURCE_NAMES.get(normalize_chip_family(chip_family))
+    return _RESOURCE_NAMES.get(_normalize_chip_family(chip_family))
 
 
 def accelerator_label(chip_family):
@@ -194,4 +194,4 @@ def accelerator_label(chip_family):
 
     None for known families the device plugin documents no label for (310b, A5).
     """
-    return _ACCELERATOR_LABELS.get(normalize_chip_family(chip_family))
+    return _ACCELERATOR_LABELS.get(_normalize_chip_family(chip_family))

@@ -33,8 +33,8 @@ import json
 import os
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import bounded_read
-from ansible_collections.npu.ascend.plugins.module_utils import durable_file
+from ansible_collections.npu.ascend.plugins.module_utils.files import bounded_read
+from ansible_collections.npu.ascend.plugins.module_utils.files import durable_file
 
 RECORD_DIR = '/run/npu_ascend/installers'
 PROC = '/proc'
@@ -63,7 +63,7 @@ def parse_start_time(stat_text):
     return after_name[19]
 
 
-def parse_state(stat_text):
+def _parse_state(stat_text):
     """Field 3 (state: R, S, D, Z, ...) of a /proc/<pid>/stat text; None when unreadable."""
     if not stat_text or ')' not in stat_text:
         return None
@@ -91,7 +91,7 @@ def alive(pid, start_time, proc=None):
         return False
     text = _stat_text(pid, proc)
     # A zombie has ended; only its parent has not collected its exit status yet.
-    return parse_start_time(text) == str(start_time) and parse_state(text) not in (None, 'Z', 'X')
+    return parse_start_time(text) == str(start_time) and _parse_state(text) not in (None, 'Z', 'X')
 
 
 def new_record(component, package_version, action, src, commands, budget_seconds, boot, clock=time.time, proc=None):

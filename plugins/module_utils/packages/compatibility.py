@@ -79,7 +79,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.ascend_version import (
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import (
     AscendVersion, checked_version, compare_versions, in_compat_range)
 
 VERSION_FIELDS = ('cann', 'driver', 'firmware', 'torch_npu', 'mindspore', 'mindcluster')
@@ -252,12 +252,12 @@ def row_key(row):
     return []
 
 
-def row_requirements(row):
+def _row_requirements(row):
     key = row_key(row)
     return [field for field in VERSION_FIELDS if row.get(field) is not None and field not in key]
 
 
-def validate_row(row, index=None):
+def _validate_row(row, index=None):
     """Raise ValueError naming the row when it is malformed; return the row."""
     where = 'compatibility row %s' % (index if index is not None else '')
     if not isinstance(row, dict):
@@ -273,7 +273,7 @@ def validate_row(row, index=None):
             raise ValueError('%s has key %r, which is not a component' % (where, field))
         if row.get(field) is None:
             raise ValueError('%s has key %r but no %s constraint' % (where, field, field))
-    if not row_requirements(row):
+    if not _row_requirements(row):
         raise ValueError('%s requires nothing: it needs at least one version field besides its key' % where)
     for field in VERSION_FIELDS:
         if row.get(field) is not None:
@@ -291,7 +291,7 @@ def effective_rows(rows, extra_rows=None, replace_rows=False):
     """The rows to check with: the built-in ones plus ``extra_rows``, or only those when replacing."""
     chosen = list(extra_rows or []) if replace_rows else list(rows or []) + list(extra_rows or [])
     for index, row in enumerate(chosen):
-        validate_row(row, index)
+        _validate_row(row, index)
     return chosen
 
 
@@ -359,7 +359,7 @@ def _check_rows(stack, rows):
             continue
         # A floor row is keyed by what selects it: the product when it names one.
         key = tuple(row_key(row)) or (('product',) if row.get('products') else ('chip_family',))
-        for field in row_requirements(row):
+        for field in _row_requirements(row):
             if stack.get(field) is None:
                 continue
             group = (key, field)

@@ -16,14 +16,13 @@ import platform
 import re
 import time
 
-from ansible_collections.npu.ascend.plugins.module_utils import fabric_marker
-from ansible_collections.npu.ascend.plugins.module_utils import hccn_tool
-from ansible_collections.npu.ascend.plugins.module_utils import timed_command
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_marker
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import tool_runner
 
 # Where Huawei's driver puts hccn_tool, and the PATH directory many installs link it from (docs/hccn.md).
 HCCN_TOOL_PATHS = ['/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool']
 HCCN_CONF = '/etc/hccn.conf'
-KILL_AFTER_SECONDS = 10
 # A read answers in well under a second; a ping sends three packets a second apart.
 DEFAULT_TIMEOUT_SECONDS = 30
 READS = ('address', 'gateway', 'netdetect', 'link', 'net_health', 'lldp', 'vnic')
@@ -108,8 +107,8 @@ def npu_ids_from_devices(names):
     return ids
 
 
-class HccnReader(timed_command.ToolRunner):
-    """hccn_tool as a timed_command.ToolRunner on ``node``: its runs fail with HccnFailure, naming the node."""
+class HccnReader(tool_runner.ToolRunner):
+    """hccn_tool as a tool_runner.ToolRunner on ``node``: its runs fail with HccnFailure, naming the node."""
 
     def __init__(self, run_command, binary, timeout=DEFAULT_TIMEOUT_SECONDS, clock=time.time, node=None):
         super(HccnReader, self).__init__(run_command, binary, timeout, clock)
@@ -120,10 +119,6 @@ class HccnReader(timed_command.ToolRunner):
                            '(dmesg, npu-smi info); if the node is only slow, raise the timeout (hccn_timeout in the '
                            'hccn role)' % (' '.join(argv), self.timeout, self.node))
 
-    def _run(self, args):
-        """(rc, out, err) of one run; HccnFailure only when timeout(1) had to stop it."""
-        return self._run_kept([self.binary] + [str(arg) for arg in args], KILL_AFTER_SECONDS, self._stopped)
-
     def _failed(self, args, rc, out, err):
         lines = [line for line in (out + err).splitlines() if line.strip()]
         npu = ', NPU %s' % args[1] if len(args) > 1 and args[0] == '-i' else ''
@@ -133,7 +128,7 @@ class HccnReader(timed_command.ToolRunner):
                               ' | '.join(repr(line.strip()) for line in lines[:5]) or 'nothing'))
 
     def run(self, *args):
-        rc, out, err = self._run(args)
+        rc, out, err = self._run_tool(args)
         if rc != 0:
             raise self._failed(args, rc, out, err)
         return out
@@ -144,7 +139,7 @@ class HccnReader(timed_command.ToolRunner):
         not know, fails naming the command, the node, the NPU and what the tool printed first."""
         option, parser = _READ_COMMANDS[what]
         args = ('-i', npu, option, '-g')
-        rc, out, err = self._run(args)
+        rc, out, err = self._run_tool(args)
         if rc != 0 and not hccn_tool.says_not_preset(what, out + err):
             raise self._failed(args, rc, out, err)
         try:
@@ -210,7 +205,7 @@ class HccnReader(timed_command.ToolRunner):
         result = {'npu': int(npu), 'target': address, 'transmitted': None, 'received': 0, 'loss_pct': 100.0,
                   'times_us': [], 'avg_us': None, 'max_us': None, 'supported': True, 'error': None}
         try:
-            rc, out, err = self._run(args)
+            rc, out, err = self._run_tool(args)
             if hccn_tool.says_not_supported(out + err):
                 result.update({'supported': False, 'loss_pct': None})
             elif rc != 0:

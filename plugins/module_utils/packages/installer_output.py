@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.npu.ascend.plugins.module_utils.runfile import DEFAULT_INSTALL_PATH, HDK_COMPONENTS
+from ansible_collections.npu.ascend.plugins.module_utils.packages.runfile import DEFAULT_INSTALL_PATH, HDK_COMPONENTS
 
 INSTALL_LOG_DIR = '/var/log/ascend_seclog'
 INSTALL_LOG_PATH = INSTALL_LOG_DIR + '/ascend_install.log'
@@ -117,7 +117,7 @@ def takes_effect_immediately(output):
     return bool(_IMMEDIATE_MARKER.search(output or ''))
 
 
-def has_success_marker(output):
+def _has_success_marker(output):
     return any(marker.search(output or '') for marker in _SUCCESS_MARKERS)
 
 
@@ -159,7 +159,7 @@ def interpret_result(component, action, rc, output):
     result = {
         'ok': ok,
         'reboot_required': ok and reboot_required(output),
-        'success_marker': has_success_marker(output),
+        'success_marker': _has_success_marker(output),
         'cause': None,
         'fix': None,
         'message': None,
