@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from ansible_collections.npu.ascend.plugins.module_utils import installer_record, node_lock, reboot_marker
+from ansible_collections.npu.ascend.plugins.module_utils.files import node_lock
+from ansible_collections.npu.ascend.plugins.module_utils.packages import installer_record, reboot_marker
 from ansible_collections.npu.ascend.plugins.modules import ascend_runfile
 
 DRIVER_ARCH = 'x86-64' if platform.machine() == 'x86_64' else platform.machine()
