@@ -192,7 +192,8 @@ def layer_files(context, copies, workdir):
         into_directory = copy['dest'].endswith('/') or len(copy['sources']) > 1
         for source in copy['sources']:
             source_path = posixpath.normpath(source.lstrip('/')) if source not in ('.', './') else '.'
-            if source_path.startswith('..'):
+            # A part '..' leaves; a name that only starts with dots ('..0') is a file of the package.
+            if source_path == '..' or source_path.startswith('../'):
                 raise AssemblyError('COPY %s leaves the package' % source)
             if source_path in context:
                 target = posixpath.join(dest, posixpath.basename(source_path)) if into_directory else dest

@@ -168,6 +168,13 @@ def test_what_needs_a_builder_or_is_missing_is_refused(dockerfile, cause):
         assemble(package(dockerfile), docker_base()[0])
 
 
+def test_a_file_whose_name_starts_with_two_dots_is_the_package_s_own():
+    # Hypothesis found '..0' refused as leaving the package: only a '..' part leaves it.
+    data = zip_bytes([('Dockerfile', b'FROM ubuntu:22.04\nCOPY ./..0 /opt/\n', 0o400), ('..0', b'x', 0o640)])
+    plan, _out = assemble(data, docker_base()[0])
+    assert plan['files'] == ['/opt/..0']
+
+
 def test_a_zip_without_a_dockerfile_names_what_it_holds():
     data = zip_bytes([('device-plugin', b'x', 0o500)])
     with pytest.raises(AssemblyError, match='holds no Dockerfile .it holds: device-plugin'):
