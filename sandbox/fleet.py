@@ -1829,8 +1829,9 @@ def build_component_zip(component, version, arch, binary, out_dir=PACKAGES_OUT_D
 
 def put_container_image(kind, arch, file_name, out_dir=PACKAGES_OUT_DIR):
     """Puts the probe or workload image's docker-archive into the package directory as file_name: the
-    workload image as the validation pod's image an operator saves there, the probe image (busybox) as
-    the stand-in for the base image a component's Dockerfile names (ubuntu:22.04)."""
+    workload image as the validation pod's image an operator saves there, or either as the stand-in for the
+    base image a component's Dockerfile names (ubuntu:22.04): the workload image where the component's
+    stand-in runs npu-smi in its pod (Python), the probe image (busybox) where nothing does."""
     if "/" in file_name or not file_name.endswith(".tar"):
         raise SandboxError("%s: give a plain file name ending in .tar" % file_name)
     archive = build_container_image(kind, arch)
