@@ -52,8 +52,8 @@ def main(argv=None):
     result = subprocess.run([PODMAN, "exec", "-i", args.node, "tar", "-C", "/", "--no-overwrite-dir", "-xf", "-"],
                             input=stream, capture_output=True, timeout=300, check=False)
     if result.returncode != 0:
-        sys.exit("push_files: tar in %s exited %d: %s" % (args.node, result.returncode,
-                                                         result.stderr.decode(errors="replace").strip()))
+        error = result.stderr.decode(errors="replace").strip()
+        sys.exit("push_files: tar in %s exited %d: %s" % (args.node, result.returncode, error))
     return 0
 
 
