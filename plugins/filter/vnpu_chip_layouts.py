@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.vnpu_chip_layouts``, ``npu.ascend.vnpu_resource_labels`` and ``npu.ascend.vnpu_allocatable``."""
+"""Filters ``npu.ascend.vnpu_state``, ``npu.ascend.vnpu_chip_layouts``, ``npu.ascend.vnpu_resource_labels`` and
+``npu.ascend.vnpu_allocatable``."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,6 +16,20 @@ def vnpu_chip_layouts(chips, layout=None, per_chip=None):
     from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import chip_layouts
     try:
         return chip_layouts(chips, layout, per_chip)
+    except ValueError as exc:
+        raise AnsibleFilterError('%s. Fix: correct vnpu_layout / vnpu_layout_per_chip (docs/vnpu.md)' % exc)
+
+
+def vnpu_state(chips, options=None, plan_results=None):
+    """Everything the vnpu role decides about a node (plugin_utils/vnpu_plan.role_state)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import role_state
+    if options is not None and not isinstance(options, dict):
+        raise AnsibleFilterError('vnpu_state: options must be a dict, got %s' % type(options).__name__)
+    if plan_results is not None and not isinstance(plan_results, list):
+        raise AnsibleFilterError('vnpu_state: plan_results must be the list of npu_vnpu results, got %s'
+                                 % type(plan_results).__name__)
+    try:
+        return role_state(chips, options or {}, plan_results)
     except ValueError as exc:
         raise AnsibleFilterError('%s. Fix: correct vnpu_layout / vnpu_layout_per_chip (docs/vnpu.md)' % exc)
 
@@ -41,5 +56,5 @@ class FilterModule(object):
     """vNPU layout helpers."""
 
     def filters(self):
-        return {'vnpu_chip_layouts': vnpu_chip_layouts, 'vnpu_resource_labels': vnpu_resource_labels,
+        return {'vnpu_state': vnpu_state, 'vnpu_chip_layouts': vnpu_chip_layouts, 'vnpu_resource_labels': vnpu_resource_labels,
                 'vnpu_allocatable': vnpu_allocatable}

@@ -120,3 +120,59 @@ def expected_allocatable(whole_resource, healthy_chips, labels, domain):
     if whole_resource:
         expected[whole_resource] = max(int(healthy_chips) - split, 0)
     return expected
+
+
+def _plan_line(result):
+    chip, plan = result.get('chip') or {}, result.get('plan') or {}
+    where = 'NPU %s chip %s (%s)' % (chip.get('npu_id'), chip.get('chip_id'), chip.get('name'))
+    if plan.get('change'):
+        return '%s: destroy [%s], create [%s]%s%s' % (
+            where, ', '.join(plan.get('destroy') or []), ', '.join(plan.get('create') or []),
+            ', set container mode' if plan.get('mode') else '', ', set config recovery' if plan.get('recover') else '')
+    templates = ', '.join(str((vnpu or {}).get('template')) for vnpu in result.get('vnpus') or [])
+    return '%s: as declared (%s)' % (where, templates or 'whole chip')
+
+
+def role_state(chips, options, plan_results=None):
+    """Everything the vnpu role decides about a node.
+
+    ``chips``: what npu-smi lists (``npu_smi_info``'s ``npu_smi.chips``); ``options``: ``host``,
+    ``layout``, ``per_chip``, ``force``, ``kubernetes``, ``drain`` (the role's variables);
+    ``plan_results``: the results of the role's check-mode ``npu_vnpu`` run over ``layouts`` (None
+    before it ran). Returns ``layouts`` (``chip_layouts``), ``split_chips`` (how many chips the
+    layout splits), and once planned ``changing`` (the layouts of the chips whose vNPUs differ),
+    ``changed`` (those chips as npu_vnpu names them), ``in_use`` (the vNPUs in use that would go),
+    ``resources`` (one dict per chip), ``lines`` (the plan, one line per chip), ``drain`` (whether the
+    node is drained first), ``force`` (whether npu_vnpu may destroy vNPUs it saw in use) and
+    ``refusal`` (None, or the message the role fails with before anything changes)."""
+    options = options or {}
+    layouts = chip_layouts(chips, options.get('layout'), options.get('per_chip'))
+    state = {'layouts': layouts, 'split_chips': len([chip for chip in layouts if chip['vnpus']])}
+    if plan_results is None:
+        return state
+    results = [result for result in plan_results if isinstance(result, dict)]
+    changing = [result for result in results if (result.get('plan') or {}).get('change')]
+    in_use = [vnpu for result in results for vnpu in (result.get('plan') or {}).get('in_use') or []]
+    drainable = bool(options.get('kubernetes')) and bool(options.get('drain'))
+    state.update({
+        'changing': [result.get('item') for result in changing],
+        'changed': [result.get('chip') for result in changing],
+        'in_use': in_use,
+        'resources': [result.get('resources') or {} for result in results],
+        'lines': [_plan_line(result) for result in results],
+        'drain': bool(changing) and bool(in_use) and drainable,
+        # Once drained, what npu-smi still listed in use is free (the drain waited for the pods).
+        'force': bool(options.get('force')) or drainable,
+        'refusal': None,
+    })
+    if in_use and not state['force']:
+        busy = ['NPU %s chip %s (%s): %s' % ((result.get('chip') or {}).get('npu_id'),
+                                             (result.get('chip') or {}).get('chip_id'),
+                                             (result.get('chip') or {}).get('name'),
+                                             ', '.join(result['plan']['in_use']))
+                for result in results if (result.get('plan') or {}).get('in_use')]
+        state['refusal'] = (
+            '%s: the declared vNPU layout destroys vNPUs a container is using: %s. Nothing was changed. Fix: stop the '
+            'containers that use them, or let the role drain the node (vnpu_kubernetes and vnpu_drain true), then run '
+            'again; set vnpu_force to true only once nothing runs on them.' % (options.get('host'), '; '.join(busy)))
+    return state

@@ -130,3 +130,82 @@ def test_what_k8s_node_sets_is_what_the_vnpu_role_would_and_the_gate_expects(per
         for name, count in resources.items():
             totals['huawei.com/' + name] = totals.get('huawei.com/' + name, 0) + count
     assert expected == dict(totals, **{'huawei.com/Ascend310P': len(per_chip) - split if totals else len(per_chip)})
+
+
+def _planned(npu_id, chip_id, change=False, in_use=(), vnpus=(), resources=None, **plan):
+    chip = {'npu_id': npu_id, 'chip_id': chip_id, 'name': '310P3'}
+    return {'chip': dict(chip, family='310P'), 'item': dict(chip, vnpus=[{'template': 'vir02'}]),
+            'vnpus': [{'template': template} for template in vnpus], 'resources': resources or {},
+            'plan': dict({'change': change, 'destroy': [], 'create': [], 'mode': False, 'recover': False,
+                          'in_use': list(in_use)}, **plan)}
+
+
+ROLE_OPTIONS = {'host': 'npu-01', 'layout': ['vir02'], 'per_chip': [], 'force': False, 'kubernetes': True,
+                'drain': False}
+
+
+def test_role_state_before_the_plan_gives_the_layouts_only():
+    state = vnpu_plan.role_state(CHIPS, dict(ROLE_OPTIONS, per_chip=[{'npu': 1, 'chip': 1, 'vnpus': []}]))
+    assert state == {'layouts': vnpu_plan.chip_layouts(CHIPS, ['vir02'], [{'npu': 1, 'chip': 1, 'vnpus': []}]),
+                     'split_chips': 1}
+
+
+def test_role_state_names_the_changing_chips_and_the_plan_lines():
+    results = [_planned(1, 0, vnpus=['vir02'], resources={'Ascend310P-2c': 1}),
+               _planned(1, 1, change=True, destroy=['vir04 id 101 vgroup 1'], create=['vir02'], mode=True,
+                        recover=True, resources={'Ascend310P-2c': 1})]
+    state = vnpu_plan.role_state(CHIPS, ROLE_OPTIONS, results)
+    assert state['changing'] == [results[1]['item']] and state['changed'] == [results[1]['chip']]
+    assert state['lines'] == ['NPU 1 chip 0 (310P3): as declared (vir02)',
+                              'NPU 1 chip 1 (310P3): destroy [vir04 id 101 vgroup 1], create [vir02], set container '
+                              'mode, set config recovery']
+    assert (state['in_use'], state['drain'], state['force'], state['refusal']) == ([], False, False, None)
+    assert state['resources'] == [{'Ascend310P-2c': 1}, {'Ascend310P-2c': 1}]
+    whole = vnpu_plan.role_state(CHIPS, ROLE_OPTIONS, [_planned(1, 0)])
+    assert whole['lines'] == ['NPU 1 chip 0 (310P3): as declared (whole chip)'] and whole['changing'] == []
+
+
+@pytest.mark.parametrize('force, kubernetes, drain, refused, drained', [
+    (False, True, False, True, False),
+    (False, False, True, True, False),
+    (True, True, False, False, False),
+    (False, True, True, False, True),
+])
+def test_vnpus_in_use_are_refused_unless_forced_or_drained(force, kubernetes, drain, refused, drained):
+    results = [_planned(1, 0, change=True, in_use=['vir02 id 100 vgroup 0 (in use by container abc)']),
+               _planned(1, 1, change=True, in_use=['vir02 id 101 vgroup 1 (in use by container def)', 'x'])]
+    state = vnpu_plan.role_state(CHIPS, dict(ROLE_OPTIONS, force=force, kubernetes=kubernetes, drain=drain), results)
+    assert state['drain'] is drained and state['force'] is (force or (kubernetes and drain))
+    if refused:
+        assert state['refusal'] == (
+            'npu-01: the declared vNPU layout destroys vNPUs a container is using: NPU 1 chip 0 (310P3): vir02 id 100 '
+            'vgroup 0 (in use by container abc); NPU 1 chip 1 (310P3): vir02 id 101 vgroup 1 (in use by container '
+            'def), x. Nothing was changed. Fix: stop the containers that use them, or let the role drain the node '
+            '(vnpu_kubernetes and vnpu_drain true), then run again; set vnpu_force to true only once nothing runs on '
+            'them.')
+    else:
+        assert state['refusal'] is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(st.text(min_size=1, max_size=8), max_size=2)), max_size=4),
+       st.booleans(), st.booleans(), st.booleans())
+def test_role_state_never_changes_a_busy_chip_without_leave(plans, force, kubernetes, drain):
+    results = [_planned(1, index, change=change, in_use=in_use) for index, (change, in_use) in enumerate(plans)]
+    state = vnpu_plan.role_state([], dict(ROLE_OPTIONS, layout=None, force=force, kubernetes=kubernetes, drain=drain),
+                                 results)
+    busy = any(in_use for _, in_use in plans)
+    assert (state['refusal'] is not None) == (busy and not force and not (kubernetes and drain))
+    assert len(state['changing']) == len([plan for plan in plans if plan[0]]) == len(state['changed'])
+    assert state['drain'] == (busy and kubernetes and drain and any(plan[0] for plan in plans))
+    assert len(state['lines']) == len(plans)
+
+
+def test_vnpu_state_filter_names_the_fix():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.npu.ascend.plugins.filter.vnpu_chip_layouts import FilterModule, vnpu_state
+    assert FilterModule().filters()['vnpu_state'] is vnpu_state
+    with pytest.raises(AnsibleFilterError, match='must be a list.*Fix: correct vnpu_layout'):
+        vnpu_state(CHIPS, dict(ROLE_OPTIONS, layout='vir02'))
+    with pytest.raises(AnsibleFilterError, match='plan_results must be the list'):
+        vnpu_state(CHIPS, ROLE_OPTIONS, {})
