@@ -13,7 +13,7 @@ __metaclass__ = type
 import json
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner
 from ansible_collections.npu.ascend.plugins.plugin_utils.kernel_judgement import kernel_problem
 from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import expected_allocatable

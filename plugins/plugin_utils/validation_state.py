@@ -12,8 +12,8 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-from ansible_collections.npu.ascend.plugins.module_utils import hardware_catalogue
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys, parse_taint, taints_with
+from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys, parse_taint, taints_with
 from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import expected_allocatable
 
 _HUAWEI_ACCELERATOR = 'huawei-'
@@ -160,7 +160,7 @@ def validation_state(reads, options, fleet=None):
         'validated_value': validated_value, 'pod_name': pod_name(node_name),
         'resource': resource, 'npu_count': npu_count, 'dies_per_npu': dies_per_npu,
         'image': options.get('image') or profile.get('image') or '', 'command': command,
-        # The output of the huawei profile's own command has a known form (module_utils/k8s_validation.py).
+        # The output of the huawei profile's own command has a known form (module_utils/k8s/validation.py).
         'judge_output': bool(options.get('check_output')) and not options.get('command')
         and bool(profile.get('judge_output')),
     }

@@ -6,7 +6,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.npu.ascend.plugins.filter.validation_state import FilterModule, validation_state
-from ansible_collections.npu.ascend.plugins.module_utils.npu_labels import label_keys
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys
 from ansible_collections.npu.ascend.plugins.plugin_utils import validation_state as vs
 
 KEYS = label_keys(None)
