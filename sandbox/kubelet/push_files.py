@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Put files into a sandbox node in one stream: a tar made here, unpacked by tar in the node.
 
 join.yml installs about fifteen small files per node (the kubelet's unit, credentials, CNI plugins,
