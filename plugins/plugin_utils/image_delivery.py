@@ -226,7 +226,8 @@ BUNDLE_HOSTS_SHOWN = 5
 
 def bundle(plans_by_host, sums, source_dir, source_files, allow_unverified=False):
     """The distinct files of the package source the images of a fleet come from, each once, problems
-    first: {file_name, images, hosts, problem, fix, sha256, line}. ``plans_by_host``: host -> what
+    first: {file_name, source_file, images, hosts, problem, fix, sha256, line}; source_file is false for a
+    row that names an image no file can make (its problem is in images_wanted). ``plans_by_host``: host -> what
     ``plan`` returned for it (with an empty listing: before any server is reachable nothing is known
     to be present), or None for a host that did not get that far. Each file is judged on its own, so
     a wrong base archive and a missing zip are both named."""
@@ -237,7 +238,7 @@ def bundle(plans_by_host, sums, source_dir, source_files, allow_unverified=False
                 continue
             if entry.get('problem'):
                 row = files.setdefault(('', entry['image']), {
-                    'file_name': entry.get('file_name') or entry['image'], 'images': [entry['image']], 'hosts': [],
+                    'file_name': entry.get('file_name') or entry['image'], 'source_file': False, 'images': [entry['image']], 'hosts': [],
                     'problem': entry['problem'], 'fix': 'correct images_wanted', 'sha256': ''})
                 row['hosts'].append(host)
                 continue
@@ -247,7 +248,7 @@ def bundle(plans_by_host, sums, source_dir, source_files, allow_unverified=False
                     probe = dict(entry, problem='', fix='', warning='')
                     _judge_file(probe, name, sums, source_dir, source_files, allow_unverified)
                     row = files[('file', name)] = {
-                        'file_name': name, 'images': [], 'hosts': [], 'problem': probe['problem'], 'fix': probe['fix'],
+                        'file_name': name, 'source_file': True, 'images': [], 'hosts': [], 'problem': probe['problem'], 'fix': probe['fix'],
                         'sha256': ((source_files or {}).get(name) or {}).get('checksum') or ''}
                 if entry['image'] not in row['images']:
                     row['images'].append(entry['image'])

@@ -214,5 +214,13 @@ def test_the_bundle_names_each_file_once_and_every_bad_one():
     assert by_name[BASE]['line'].startswith('FAIL %s (image %s, %s, for n0, n1, n2, n3, n4 and 2 more)' % (BASE, PLUGIN, EXPORTER))
     assert 'is missing' in by_name['exporter.zip']['problem']
     assert by_name[ZIP]['line'].startswith('OK   %s (image %s, sha256 %s' % (ZIP, PLUGIN, SUM[:16]))
+    assert all(row['source_file'] for row in rows)
     with pytest.raises(AnsibleFilterError, match='host_values'):
         images_bundle([])
+
+
+def test_an_image_no_file_can_make_is_not_a_file_to_download():
+    from ansible_collections.npu.ascend.plugins.filter.images import images_bundle
+    plans = {'n1': [{'image': 'bad image', 'present': False, 'problem': 'is not an image reference'}]}
+    rows = images_bundle(plans, {}, '/srv', {})
+    assert [(row['file_name'], row['source_file']) for row in rows] == [('bad image', False)]

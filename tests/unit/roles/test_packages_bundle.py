@@ -111,3 +111,30 @@ def test_a_node_without_a_declared_chip_is_named_with_the_fix(tmp_path, packages
     # The other node goes on: its files are listed and judged.
     assert 'OK %s (driver 25.0.rc1.1' % NEEDED['a2-01'][0] in out and 'a2-01 : ok=' in out
     assert 'failed=0' in out.split('a2-01 : ok=')[1][:80]
+
+
+def test_with_images_the_image_files_get_a_download_list_of_their_own(tmp_path, packages):
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text(INVENTORY.format(packages=packages))
+    images_listing = tmp_path / 'needed-images.txt'
+    rc, out = run_playbook(['-i', str(inventory), 'npu.ascend.bundle', '-e', 'images_deliver=true',
+                            '-e', 'images_from_packages=true', '-e', 'images_base_archive=ubuntu_22.04_linux-x86_64.tar',
+                            '-e', 'images_bundle_list_file=%s' % images_listing])
+    # Huawei's component zips (MindCluster) of both architectures and the base image they are assembled
+    # on are not in the directory: every node stops on them, and the list names exactly the files to fetch.
+    assert rc != 0, out
+    assert 'FAIL Ascend-mindxdl-device-plugin_7.3.0_linux-aarch64.zip' in out
+    assert images_listing.read_text().split() == [
+        'Ascend-mindxdl-device-plugin_7.3.0_linux-aarch64.zip', 'Ascend-mindxdl-device-plugin_7.3.0_linux-x86_64.zip',
+        'Ascend-mindxdl-npu-exporter_7.3.0_linux-aarch64.zip', 'Ascend-mindxdl-npu-exporter_7.3.0_linux-x86_64.zip',
+        'ubuntu_22.04_linux-x86_64.tar']
+
+
+def test_an_image_without_its_base_archive_is_a_problem_not_a_file_to_fetch(tmp_path, packages):
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text(INVENTORY.format(packages=packages))
+    images_listing = tmp_path / 'needed-images.txt'
+    rc, out = run_playbook(['-i', str(inventory), 'npu.ascend.bundle', '-e', 'images_deliver=true',
+                            '-e', 'images_from_packages=true', '-e', 'images_bundle_list_file=%s' % images_listing])
+    assert rc != 0 and 'no base image archive is named' in out, out
+    assert images_listing.read_text().split() == []
