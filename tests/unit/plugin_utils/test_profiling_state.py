@@ -18,8 +18,8 @@ READY = {'passwd': {'alice': ['x', '1001', '1001'], 'bob': ['x', '1002', '1002']
          'manager': MANAGER}
 
 
-def state(probe=PROBE, evidence=None, **options):
-    return ps.role_state(probe, dict(OPTIONS, **options), dict(READY, **(evidence or {})))
+def state(probe=None, evidence=None, **options):
+    return ps.role_state(PROBE if probe is None else probe, dict(OPTIONS, **options), dict(READY, **(evidence or {})))
 
 
 def test_a_ready_node_sources_the_installed_toolkit():
@@ -57,8 +57,7 @@ def test_a_node_not_ready_is_named_with_the_fix(evidence, expected):
 def test_each_operator_who_cannot_profile_gets_a_message():
     probes = {'results': [
         {'__profiling_operator': 'alice', 'stdout_lines': ['msprof=']},
-        {'__profiling_operator': 'bob', 'stdout_lines': ['msprof=/x/msprof', 'denied=/dev/davinci0',
-                                                          'denied=/dev/davinci1']},
+        {'__profiling_operator': 'bob', 'stdout_lines': ['msprof=/x/msprof', 'denied=/dev/davinci0', 'denied=/dev/davinci1']},
         {'__profiling_operator': 'carol', 'stdout_lines': ['msprof=/x/msprof']},
         {'__profiling_operator': 'dave', 'skipped': True},
     ]}

@@ -194,7 +194,7 @@ def test_role_state_never_changes_a_busy_chip_without_leave(plans, force, kubern
     results = [_planned(1, index, change=change, in_use=in_use) for index, (change, in_use) in enumerate(plans)]
     state = vnpu_plan.role_state([], dict(ROLE_OPTIONS, layout=None, force=force, kubernetes=kubernetes, drain=drain),
                                  results)
-    busy = any(in_use for _, in_use in plans)
+    busy = any(in_use for _change, in_use in plans)
     assert (state['refusal'] is not None) == (busy and not force and not (kubernetes and drain))
     assert len(state['changing']) == len([plan for plan in plans if plan[0]]) == len(state['changed'])
     assert state['drain'] == (busy and kubernetes and drain and any(plan[0] for plan in plans))
