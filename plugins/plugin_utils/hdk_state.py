@@ -29,14 +29,6 @@ def _mapping(value):
     return value if isinstance(value, Mapping) else {}
 
 
-def _unique(names):
-    seen = []
-    for name in names:
-        if name not in seen:
-            seen.append(name)
-    return seen
-
-
 def next_kernel(probe, running):
     """The kernel the next boot takes (the newest installed one, from the probe), else the running one."""
     return _mapping(_mapping(probe.get('kernel_modules')).get('next')).get('release') or running
@@ -58,9 +50,9 @@ def build_packages(running, upcoming):
     if not running:
         return None
     return {
-        'apt': _unique(['linux-headers-%s' % running, 'linux-headers-%s' % upcoming] + list(BUILD_TOOLS)),
-        'dnf': _unique(['kernel-devel-%s' % running, 'kernel-headers-%s' % running, 'kernel-devel-%s' % upcoming]
-                       + list(BUILD_TOOLS)),
+        'apt': list(dict.fromkeys(['linux-headers-%s' % running, 'linux-headers-%s' % upcoming] + list(BUILD_TOOLS))),
+        'dnf': list(dict.fromkeys(['kernel-devel-%s' % running, 'kernel-headers-%s' % running, 'kernel-devel-%s' % upcoming]
+                                  + list(BUILD_TOOLS))),
     }
 
 

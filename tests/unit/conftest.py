@@ -218,3 +218,14 @@ def write_tool(directory, name, script):
     path.write_text('#!/bin/sh\n' + script)
     path.chmod(0o755)
     return path
+
+
+class AdvancingClock(object):
+    """A clock that advances by ``step`` seconds each time it is read (the timed runs' tests)."""
+
+    def __init__(self, step):
+        self.now, self.step = 1000.0, step
+
+    def __call__(self):
+        self.now += self.step
+        return self.now

@@ -3,6 +3,8 @@
 
 import pytest
 
+from conftest import AdvancingClock
+
 from ansible_collections.npu.ascend.plugins.module_utils import timed_command
 
 
@@ -23,17 +25,6 @@ def test_only_the_limit_counts_as_a_timeout(rc, elapsed, stopped):
     assert timed_command.stopped_by_timeout(rc, elapsed, 30) is stopped
 
 
-class _Clock(object):
-    """A clock that advances by ``step`` seconds each time it is read."""
-
-    def __init__(self, step):
-        self.now, self.step = 1000.0, step
-
-    def __call__(self):
-        self.now += self.step
-        return self.now
-
-
 @pytest.mark.parametrize('rc, step, stopped', [(0, 1.0, False), (124, 0.1, True), (137, 31.0, True), (137, 1.0, False)])
 def test_a_timed_run_is_under_timeout_in_the_c_locale_and_says_whether_timeout_stopped_it(rc, step, stopped):
     calls = []
@@ -42,5 +33,5 @@ def test_a_timed_run_is_under_timeout_in_the_c_locale_and_says_whether_timeout_s
         calls.append((argv, environ_update))
         return rc, 'out', 'err'
 
-    assert timed_command.run(run_command, ['npu-smi', 'info'], 30, 10, clock=_Clock(step)) == (rc, 'out', 'err', stopped)
+    assert timed_command.run(run_command, ['npu-smi', 'info'], 30, 10, clock=AdvancingClock(step)) == (rc, 'out', 'err', stopped)
     assert calls == [(['timeout', '--kill-after=10', '30', 'npu-smi', 'info'], {'LC_ALL': 'C', 'LANG': 'C'})]

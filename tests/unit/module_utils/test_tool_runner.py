@@ -4,22 +4,13 @@ its own words that timeout stopped its tool."""
 
 import pytest
 
+from conftest import AdvancingClock
+
 from ansible_collections.npu.ascend.plugins.module_utils.hardware import hccn_tool_runner, npu_smi_runner, tool_runner
 
 
-class _Clock(object):
-    """A clock that advances by ``step`` seconds each time it is read."""
-
-    def __init__(self, step):
-        self.now, self.step = 1000.0, step
-
-    def __call__(self):
-        self.now += self.step
-        return self.now
-
-
 def test_the_tool_runner_keeps_every_argv_and_returns_what_the_tool_printed():
-    runner = tool_runner.ToolRunner(lambda argv, environ_update=None: (3, 'out', 'err'), '/bin/tool', 30, clock=_Clock(1.0))
+    runner = tool_runner.ToolRunner(lambda argv, environ_update=None: (3, 'out', 'err'), '/bin/tool', 30, clock=AdvancingClock(1.0))
     assert runner._run_tool(['a']) == (3, 'out', 'err')
     assert runner._run_tool(['-i', 1]) == (3, 'out', 'err')
     assert runner.commands == [['/bin/tool', 'a'], ['/bin/tool', '-i', '1']]
@@ -38,7 +29,7 @@ def test_each_reader_says_in_its_own_words_that_timeout_stopped_its_tool(reader,
         calls.append(argv)
         return 124, '', ''
 
-    runner = reader(run_command, '/bin/tool', 30, clock=_Clock(0.1))
+    runner = reader(run_command, '/bin/tool', 30, clock=AdvancingClock(0.1))
     with pytest.raises(failure, match=message):
         runner.run('info')
     assert runner.commands == [['/bin/tool', 'info']]
