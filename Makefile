@@ -99,6 +99,9 @@ deps:
 
 # The venv is rebuilt from scratch whenever requirements.txt changes, so it never holds
 # packages that are no longer pinned.
+# The venv's Python keeps the bytecode of Ansible's zipped modules in .cache/bytecode: the tasks the
+# scenarios run on the controller (kubernetes.core's above all) would compile it at every task
+# (sandbox/bytecode-cache/ascend_sandbox_bytecode_cache.py).
 venv: collection-link
 	@wanted=$$(sha256sum requirements.txt | cut -d' ' -f1); \
 	if [ "$$(cat $(REQUIREMENTS_STAMP) 2>/dev/null)" = "$$wanted" ]; then \
@@ -111,6 +114,7 @@ venv: collection-link
 	  $(VENV_BIN)/pip check; \
 	  echo "$$wanted" > $(REQUIREMENTS_STAMP); \
 	fi
+	@$(VENV_BIN)/python sandbox/bytecode-cache/add_to_venv.py .cache/bytecode
 
 collection-link:
 	@mkdir -p $(dir $(COLLECTION_LINK))

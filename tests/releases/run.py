@@ -32,7 +32,12 @@ def ensure_venv(release):
     (CACHE / release).mkdir(parents=True, exist_ok=True)
     with open(CACHE / release / "venv.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_venv(release)
+        venv = _ensure_venv(release)
+        # As `make venv` does for .venv: the tasks the unit tests' playbooks run on the controller
+        # keep the bytecode of Ansible's zipped modules (sandbox/bytecode-cache/).
+        subprocess.run([str(venv / "bin" / "python"), str(REPO_ROOT / "sandbox" / "bytecode-cache" / "add_to_venv.py"),
+                        str(REPO_ROOT / ".cache" / "bytecode")], check=True)
+        return venv
 
 
 def _ensure_venv(release):
