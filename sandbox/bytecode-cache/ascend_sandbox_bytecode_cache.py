@@ -4,9 +4,9 @@ Ansible runs every task's module as a zip (AnsiballZ) that Python imports withou
 bytecode, so each task compiles the helper code shipped in that zip again: 0.05 to 0.09 s of CPU
 per task on a native machine, about 0.5 s on an aarch64 node under qemu user emulation. CI is
 CPU-bound (docs/development.md) and its scenarios run thousands of tasks. Here the compiled code
-is kept under the sha256 of its source and the interpreter's cache tag, so a changed source is
-compiled again; the file name it reports (in tracebacks) is the importing run's own. Nothing else
-changes.
+is kept under the sha256 of its source, the interpreter's cache tag and its -O level, so a
+changed source is compiled again; the file name it reports (in tracebacks) is the importing run's
+own. Nothing else changes.
 
 Used in two places, never on a real server and unknown to every role:
 - the sandbox nodes: sandbox/fleet.py puts this module and ascend_sandbox_bytecode_cache.pth
@@ -60,7 +60,9 @@ def install(directory=CACHE_DIR):
             return compile_source(pathname, source)
         import hashlib
         import marshal
-        key = hashlib.sha256(sys.implementation.cache_tag.encode() + b"\0" + source).hexdigest()
+        # -O drops asserts from what compile() makes: code of one level is not the other's.
+        tag = "%s-O%d" % (sys.implementation.cache_tag, sys.flags.optimize)
+        key = hashlib.sha256(tag.encode() + b"\0" + source).hexdigest()
         path = os.path.join(checked[0], key)
         try:
             with open(path, "rb") as stream:

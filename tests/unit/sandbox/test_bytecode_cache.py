@@ -122,3 +122,13 @@ def test_a_directory_of_another_user_is_left_unused(tmp_path):
     os.chown(str(cache), 65534, 65534)
     assert _run(cache, _archive(tmp_path / 'a.zip', 'def answer():\n    return 1\n')).stdout == '1\n'
     assert _entries(cache) == []
+
+
+def test_code_compiled_without_asserts_is_not_given_to_a_run_with_them(tmp_path):
+    cache = tmp_path / 'cache'
+    archive = _archive(tmp_path / 'a.zip', 'def answer():\n    assert False, "asserted"\n    return "no assert"\n')
+    script = RUN.format(node_python=NODE_PYTHON, cache=str(cache), archive=archive)
+    optimized = subprocess.run([sys.executable, '-I', '-S', '-O', '-c', script], capture_output=True, text=True, check=False)
+    assert optimized.stdout == 'no assert\n'
+    assert 'AssertionError: asserted' in _run(cache, archive).stderr
+    assert len(_entries(cache)) == 2
