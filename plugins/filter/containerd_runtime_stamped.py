@@ -5,41 +5,19 @@
 
 from __future__ import annotations
 
-import os
-
 from ansible.errors import AnsibleFilterError
-
-
-def _editor_sha1():
-    # The files themselves, not an import of them: the editor imports tomlkit, which the controller need not have.
-    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
-    source = ''
-    for name in config_stamp.CONTAINERD_EDITOR:
-        with open(os.path.join(os.path.dirname(config_stamp.__file__), name), 'rb') as handle:
-            source += handle.read().decode('utf-8')
-    return config_stamp.text_sha1(source)
 
 
 def containerd_runtime_stamped(file_states, path, **options):
     """Whether the probe's ``files`` show ``path`` exactly as containerd_runtime left it for ``options``."""
     # Imported on use, not at the top: ansible-core imports every filter and test file of the collection
     # in each worker process at the first use of any of them (docs/development.md).
-    from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
-    if not isinstance(file_states, dict):
-        raise AnsibleFilterError('containerd_runtime_stamped: expected the probe\'s files (a dict), got %s'
-                                 % type(file_states).__name__)
+    from ansible_collections.npu.ascend.plugins.plugin_utils import container_runtime_state
     options['path'] = path
-    missing = [name for name in config_stamp.CONTAINERD_RUNTIME_OPTIONS if name not in options]
-    unknown = sorted(set(options) - set(config_stamp.CONTAINERD_RUNTIME_OPTIONS))
-    problems = []
-    if missing:
-        problems.append('missing options: ' + ', '.join(missing))
-    if unknown:
-        problems.append('unknown options: ' + ', '.join(unknown))
-    if problems:
-        raise AnsibleFilterError('containerd_runtime_stamped: %s' % '; '.join(problems))
-    fingerprint = config_stamp.request_fingerprint(options, _editor_sha1(), config_stamp.CONTAINERD_RUNTIME_OPTIONS)
-    return config_stamp.vouches(file_states.get(path), fingerprint)
+    try:
+        return container_runtime_state.containerd_stamped(file_states, options)
+    except ValueError as error:
+        raise AnsibleFilterError('containerd_runtime_stamped: %s' % error)
 
 
 class FilterModule:

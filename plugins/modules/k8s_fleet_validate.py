@@ -19,8 +19,9 @@ description:
     O(nodes[].context)).
   - Creates each pod's namespace when missing and the image pull Secrets of O(nodes[].registry), removes the pods an
     earlier run left, creates all pods, and reads them every 3 seconds until each passed (one of
-    O(nodes[].success_phases)), failed, was refused by the scheduler (C(PodScheduled) C(Unschedulable)), or reached
-    its O(nodes[].timeout_seconds).
+    O(nodes[].success_phases)), failed, was refused by the scheduler (C(PodScheduled) C(Unschedulable)) for 30 seconds
+    (the scheduler takes the pod once the node's device plugin registers its NPUs), or reached its
+    O(nodes[].timeout_seconds).
   - Judges each pod by its phase and, with O(nodes[].judge_output), by its container's output
     (P(npu.ascend.npu_validation_verdict#filter)), then removes the pods unless O(nodes[].keep_pod).
   - For each node whose pod passed, records O(nodes[].validated_value) in O(nodes[].validated_label) and removes

@@ -31,6 +31,9 @@ LABELS_OPTION = 'option nodes[].labels'
 # How often the Nodes not registered yet and the validation pods are read again.
 NODE_POLL_SECONDS = 5
 POD_POLL_SECONDS = 3
+# The scheduler tries an unschedulable pod again when the cluster changes, as when a device plugin that started
+# with its DaemonSet registers the node's NPUs seconds later: a refusal is the answer once it has lasted this long.
+UNSCHEDULABLE_SECONDS = 30
 POD_LABEL_SELECTOR = 'app.kubernetes.io/name=npu-validation'
 
 
@@ -362,13 +365,20 @@ def nodes_diff(results):
 
 # --- validation pods ------------------------------------------------------------------------------------------------
 
-def _pod_done(pod, success_phases):
-    """Whether a validation pod has an answer: it reached a success phase or Failed, or the scheduler refused it."""
+def _unschedulable(pod):
+    """Whether the scheduler has refused the pod for now (PodScheduled False, Unschedulable)."""
+    status = _mapping(_mapping(pod).get('status'))
+    return any(condition.get('type') == 'PodScheduled' and condition.get('status') == 'False'
+               and condition.get('reason') == 'Unschedulable' for condition in _objects(status.get('conditions')))
+
+
+def _pod_done(pod, success_phases, refused_for=0.0):
+    """Whether a validation pod has an answer: it reached a success phase or Failed, or the scheduler has refused it
+    for ``refused_for`` seconds, at least UNSCHEDULABLE_SECONDS."""
     status = _mapping(_mapping(pod).get('status'))
     if status.get('phase') in list(success_phases) + ['Failed']:
         return True
-    return any(condition.get('type') == 'PodScheduled' and condition.get('status') == 'False'
-               and condition.get('reason') == 'Unschedulable' for condition in _objects(status.get('conditions')))
+    return _unschedulable(pod) and refused_for >= UNSCHEDULABLE_SECONDS
 
 
 def _objects(value):
@@ -476,7 +486,8 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
     ``dies_per_npu``, ``judge_output``, ``success_phases``, ``timeout_seconds``, ``keep_pod``, ``validated_label``,
     ``validated_value``, ``taint``. ``secrets``: image pull Secrets to create or update first (their
     definitions). Removes pods left by an earlier run, creates them all, reads them every ``poll`` s
-    until each has an answer (see _pod_done) or its timeout, reads the output of those that ran, removes
+    until each has an answer (see _pod_done: a refusal by the scheduler counts once it has lasted
+    UNSCHEDULABLE_SECONDS) or its timeout, reads the output of those that ran, removes
     them unless kept, and for those that passed records the validated driver on the Node and removes
     the taint (resourceVersion guarded, a conflict read again and retried once). Returns ``results``
     (host -> ``name``, ``passed``, ``report``, ``failed``, ``msg``, ``phase``, ``lifted``) and ``changed``.
@@ -547,6 +558,7 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
         running.append(spec)
     start = clock()
     last = {}
+    refused_since = {}
     waiting = list(running)
     while waiting:
         try:
@@ -554,10 +566,18 @@ def validate_nodes(api, specs, check_mode=False, clock=time.monotonic, sleep=tim
         except ApiError:
             # Read again at the next round; the deadline bounds it.
             pods = dict((key, pod) for key, pod in last.items())
+        now = clock()
         for spec in waiting:
-            last[_pod_key(spec)] = pods.get(_pod_key(spec))
-        waiting = [spec for spec in waiting if not _pod_done(last[_pod_key(spec)], spec.get('success_phases') or [])
-                   and clock() - start < float(spec.get('timeout_seconds') or 0)]
+            key = _pod_key(spec)
+            last[key] = pods.get(key)
+            if _unschedulable(last[key]):
+                refused_since.setdefault(key, now)
+            else:
+                refused_since.pop(key, None)
+        waiting = [spec for spec in waiting
+                   if not _pod_done(last[_pod_key(spec)], spec.get('success_phases') or [],
+                                    now - refused_since.get(_pod_key(spec), now))
+                   and now - start < float(spec.get('timeout_seconds') or 0)]
         if waiting:
             sleep(poll)
     changed = bool(running)

@@ -264,6 +264,26 @@ def test_every_pod_runs_at_once_and_each_node_is_judged_on_its_own():
     assert outcome['changed'] is True
 
 
+def test_a_pod_refused_until_the_device_plugin_registers_the_npus_is_scheduled_and_passes():
+    # The DaemonSet's plugin registers the node's NPUs 10 s after the pod was created: the scheduler refuses the
+    # pod at first, then takes it.
+    api = FakeApi([node('late', {DRIVER: '25.0.rc1.1'}, [OURS])])
+    api.pod_script[(NS, 'npu-validate-late')] = [
+        (1, {'phase': 'Pending', 'conditions': [UNSCHEDULABLE]}),
+        (10, {'phase': 'Running', 'conditions': [SCHEDULED]}),
+        (12, {'phase': 'Succeeded', 'conditions': [SCHEDULED]})]
+    result = validate(api, [vspec('late', timeout=120)])['results']['late']
+    assert result['passed'] and result['lifted']
+
+
+def test_a_refusal_that_lasts_is_the_answer_before_the_timeout():
+    api = FakeApi([node('full', {DRIVER: '25.0.rc1.1'}, [OURS])])
+    api.pod_script[(NS, 'npu-validate-full')] = [(1, {'phase': 'Pending', 'conditions': [UNSCHEDULABLE]})]
+    result = validate(api, [vspec('full', timeout=300)])['results']['full']
+    assert result['failed'] and 'Unschedulable: 0/3 nodes are available' in result['report']
+    assert fleet.UNSCHEDULABLE_SECONDS <= api.clock.now <= fleet.UNSCHEDULABLE_SECONDS + 1 + 2 * fleet.POD_POLL_SECONDS
+
+
 def test_the_output_is_judged_when_asked(sample):
     table = sample('npu-smi/910B4_25.0.rc1.1_info.txt')
     api = FakeApi([node('good', {DRIVER: '25.0.rc1.1'}, [OURS]), node('all', {DRIVER: '25.0.rc1.1'}, [OURS])])

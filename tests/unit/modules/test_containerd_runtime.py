@@ -185,8 +185,8 @@ def test_a_config_converged_before_the_stamps_gets_one_without_a_change(config, 
 
 def test_the_controller_and_the_module_fingerprint_the_same_editor():
     import inspect
-    from ansible_collections.npu.ascend.plugins.filter import containerd_runtime_stamped
+    from ansible_collections.npu.ascend.plugins.plugin_utils import container_runtime_state
     from ansible_collections.npu.ascend.plugins.module_utils.runtime_config import config_stamp
     source = ''.join(inspect.getsource(part) for part in containerd_runtime.EDITOR_PARTS)
-    assert containerd_runtime_stamped._editor_sha1() == config_stamp.text_sha1(source)
+    assert container_runtime_state.editor_sha1() == config_stamp.text_sha1(source)
     assert tuple(os.path.basename(part.__file__) for part in containerd_runtime.EDITOR_PARTS) == config_stamp.CONTAINERD_EDITOR
