@@ -12,10 +12,7 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 
 def cann_state(probe, wanted, options):

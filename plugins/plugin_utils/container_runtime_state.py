@@ -13,15 +13,12 @@ import os
 from collections.abc import Mapping
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import container_runtime_checks, planner
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 # The engines the role registers the runtime with.
 KNOWN_ENGINES = ('containerd', 'docker')
 # Where Huawei's installer puts the runtime's binary under the install path.
 BINARY = 'Ascend-Docker-Runtime/ascend-docker-runtime'
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
 
 
 def editor_sha1():

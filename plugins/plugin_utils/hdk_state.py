@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner
 from ansible_collections.npu.ascend.plugins.plugin_utils.hdk_checks import health_problem
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 # The chips' error when the probe found no npu-smi at all.
 NO_NPU_SMI = 'npu-smi is not installed (the driver installs it in /usr/local/sbin). Fix: reinstall the driver'
@@ -23,10 +24,6 @@ BUILD_TOOLS = ('dkms', 'gcc', 'make', 'pciutils', 'net-tools')
 # dnf 4 locks through its versionlock plugin, which a minimal install lacks (community.general's
 # dnf_versionlock then fails); dnf5 has the command built in.
 VERSIONLOCK_PACKAGES = {'dnf': ['python3-dnf-plugin-versionlock'], 'dnf5': []}
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
 
 
 def next_kernel(probe, running):

@@ -17,14 +17,11 @@ from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import l
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner
 from ansible_collections.npu.ascend.plugins.plugin_utils.kernel_judgement import kernel_problem
 from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import expected_allocatable
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 # The k8s_info polls of the wait are this many seconds apart.
 POLL_SECONDS = 3
 _HUAWEI_ACCELERATOR = 'huawei-'
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
 
 
 def _versions_problem(host, probe, wanted):

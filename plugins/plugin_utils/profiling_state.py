@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from collections.abc import Mapping
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 # The device file msprof opens first; every /dev/davinci<N> too.
 MANAGER_DEVICE = '/dev/davinci_manager'
@@ -21,10 +22,6 @@ _QUOTED_OUTPUT = 400
 # A path the verify entry point stats for an operator whose run left no new profile: it never exists.
 NO_PROFILE = '/nonexistent'
 PARSED_OUTPUT = 'mindstudio_profiler_output'
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
 
 
 def _results(registered):

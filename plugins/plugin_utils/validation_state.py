@@ -15,14 +15,11 @@ from collections.abc import Mapping
 from ansible_collections.npu.ascend.plugins.module_utils.hardware import hardware_catalogue
 from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys, parse_taint, taints_with
 from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import expected_allocatable
+from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 
 _HUAWEI_ACCELERATOR = 'huawei-'
 # A Pod name is a DNS label: at most 63 characters of a-z, 0-9 and '-'.
 _POD_NAME_LENGTH = 63
-
-
-def _mapping(value):
-    return value if isinstance(value, Mapping) else {}
 
 
 def _node_objects(reads):
