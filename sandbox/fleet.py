@@ -916,18 +916,22 @@ def light_node_overlay():
             entry = tarfile.TarInfo("etc/systemd/system/" + unit)
             entry.type, entry.linkname = tarfile.SYMTYPE, "/dev/null"
             archive.addfile(entry)
-        data = LIGHT_NODE_JOURNALD.encode()
-        entry = tarfile.TarInfo("etc/systemd/journald.conf.d/sandbox-light.conf")
-        entry.size, entry.mode = len(data), 0o644
-        archive.addfile(entry, io.BytesIO(data))
+        add_file_to_tar(archive, "etc/systemd/journald.conf.d/sandbox-light.conf", LIGHT_NODE_JOURNALD.encode())
     return buffer.getvalue()
+
+
+def add_file_to_tar(archive, name, data):
+    """A regular file of root's, mode 0644, holding the bytes ``data``, at ``name`` in ``archive``."""
+    entry = tarfile.TarInfo(name)
+    entry.size, entry.mode = len(data), 0o644
+    archive.addfile(entry, io.BytesIO(data))
 
 
 # Every node's Python keeps the bytecode of what it imports from zip files (Ansible's modules):
 # sandbox/bytecode-cache/ascend_sandbox_bytecode_cache.py says why. It goes in before the first boot,
 # as the light node's overlay, so that the node images stay as they are.
-NODE_PYTHON_DIR = SANDBOX_DIR / "bytecode-cache"
-NODE_PYTHON_FILES = ("ascend_sandbox_bytecode_cache.py", "ascend_sandbox_bytecode_cache.pth")
+BYTECODE_CACHE_DIR = SANDBOX_DIR / "bytecode-cache"
+BYTECODE_CACHE_FILES = ("ascend_sandbox_bytecode_cache.py", "ascend_sandbox_bytecode_cache.pth")
 NODE_SITE_PACKAGES = "usr/lib/python3/dist-packages"
 
 
@@ -935,11 +939,8 @@ def bytecode_cache_overlay():
     """A tar stream (bytes) of the bytecode cache's module and .pth file in the node's dist-packages."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for name in NODE_PYTHON_FILES:
-            data = (NODE_PYTHON_DIR / name).read_bytes()
-            entry = tarfile.TarInfo("%s/%s" % (NODE_SITE_PACKAGES, name))
-            entry.size, entry.mode = len(data), 0o644
-            archive.addfile(entry, io.BytesIO(data))
+        for name in BYTECODE_CACHE_FILES:
+            add_file_to_tar(archive, "%s/%s" % (NODE_SITE_PACKAGES, name), (BYTECODE_CACHE_DIR / name).read_bytes())
     return buffer.getvalue()
 
 

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import os
 from collections.abc import Mapping
 
@@ -21,6 +22,8 @@ KNOWN_ENGINES = ('containerd', 'docker')
 BINARY = 'Ascend-Docker-Runtime/ascend-docker-runtime'
 
 
+# Once per process: the role's state, computed at each reference to it, would otherwise read the files each time.
+@functools.lru_cache(maxsize=1)
 def editor_sha1():
     """The sha1 of the containerd editor's sources, which containerd_runtime's stamp records. The files
     themselves, not an import of them: the editor imports tomlkit, which the controller need not have."""
