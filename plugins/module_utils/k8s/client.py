@@ -25,10 +25,12 @@ from ansible_collections.npu.ascend.plugins.module_utils.k8s.fleet import ApiErr
 try:
     from kubernetes import client as _client, config as _config
     from kubernetes.client.rest import ApiException as _ApiException
+    from urllib3.exceptions import ReadTimeoutError as _ReadTimeoutError
     KUBERNETES_IMPORT_ERROR = None
 except ImportError as error:  # pragma: no cover - depends on the controller's Python
     _client = _config = None
     _ApiException = Exception
+    _ReadTimeoutError = ()  # matches nothing
     KUBERNETES_IMPORT_ERROR = error
 
 MERGE_PATCH = 'application/merge-patch+json'
@@ -71,6 +73,11 @@ def _message(error, what):
         detail = detail if isinstance(detail, str) else ''
         return ApiError('%s %s%s' % (error.status, error.reason, (': ' + detail) if detail else ''), error.status)
     return ApiError('%s: %s' % (what, ' '.join(str(error).split()) or type(error).__name__))
+
+
+def _read_timed_out(error):
+    """Whether ``error`` is urllib3's read timeout, alone or as the reason the client's retries gave up."""
+    return isinstance(error, _ReadTimeoutError) or isinstance(getattr(error, 'reason', None), _ReadTimeoutError)
 
 
 def _items(answer, what):
@@ -180,7 +187,9 @@ class KubernetesApi(object):
             return outcome['response'].data
 
         done, outcome = _within(self._timeout, request)
-        if not done:
+        # The request's own read timeout is the same deadline: on a busy controller it can end the request
+        # before this thread looks, and that is the same lack of an answer.
+        if not done or _read_timed_out(outcome.get('error')):
             _shut_down(outcome.get('response'))
             raise ApiError('%s got no complete answer within %g s, the deadline of each request (the module\'s '
                            'request_timeout, k8s_request_timeout in the inventory)%s'

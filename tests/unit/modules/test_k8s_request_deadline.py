@@ -51,6 +51,23 @@ def test_a_patch_that_never_ends_names_the_node(tmp_path):
     assert raised.value.message.endswith('the write may still take effect, and the next run reads the object again')
 
 
+@pytest.mark.parametrize('retried', [False, True], ids=['read-timeout', 'retries-gave-up-on-read-timeouts'])
+def test_a_read_timeout_that_ends_the_request_first_is_the_same_deadline(tmp_path, monkeypatch, retried):
+    # On a busy controller the request's own read timeout (the same deadline) can end it before the
+    # waiting thread looks; the message must not depend on which of the two came first.
+    from urllib3.exceptions import MaxRetryError, ReadTimeoutError
+    error = ReadTimeoutError(None, '/api/v1/nodes/a2-01', 'Read timed out. (read timeout=1.0)')
+    if retried:
+        error = MaxRetryError(None, '/api/v1/nodes/a2-01', error)
+    with HostileServer(_silent, tmp_path) as server:
+        api = client.KubernetesApi(server.kubeconfig, None, request_timeout=1)
+    monkeypatch.setattr(client, '_within', lambda seconds, function: (True, {'error': error}))
+    with pytest.raises(ApiError) as raised:
+        api.patch_node('a2-01', {'metadata': {'labels': {'x': 'y'}}})
+    assert raised.value.message.startswith(
+        'the patch of Node a2-01 (PATCH /api/v1/nodes/a2-01) got no complete answer within 1 s')
+
+
 def test_the_fleet_module_fails_each_host_by_the_deadline_it_was_given(run_module, tmp_path):
     with HostileServer(_trickle, tmp_path) as server:
         start = time.monotonic()
