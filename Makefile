@@ -29,7 +29,6 @@ MAKEFLAGS += --no-print-directory
 PYTHON ?= python3.11
 VENV := .venv
 VENV_BIN := $(CURDIR)/$(VENV)/bin
-REQUIREMENTS_STAMP := $(VENV)/.requirements.sha256
 COLLECTION_LINK := .cache/collections/ansible_collections/npu/ascend
 SANITY_ROOT := .cache/sanity/ansible_collections/npu/ascend
 # The venv whose ansible-test `make sanity` runs; `make releases` points it at an older release's.
@@ -97,24 +96,14 @@ deps:
 	  $(SUDO) sysctl -q -w fs.inotify.max_user_instances=$(INOTIFY_INSTANCES); \
 	fi
 
-# The venv is rebuilt from scratch whenever requirements.txt changes, so it never holds
-# packages that are no longer pinned.
-# The venv's Python keeps the bytecode of Ansible's zipped modules in .cache/bytecode: the tasks the
-# scenarios run on the controller (kubernetes.core's above all) would compile it at every task
+# .venv is a link to the venv of requirements.txt in the machine's cache (~/.cache/npu-ascend/venvs),
+# made once per content of that file: a fresh clone links it instead of installing it again, and a
+# changed file is a new venv, so it never holds packages that are no longer pinned (tests/venv_cache.py).
+# Its Python keeps the bytecode of Ansible's zipped modules: the tasks the scenarios run on the
+# controller (kubernetes.core's above all) would compile it at every task
 # (sandbox/bytecode-cache/ascend_sandbox_bytecode_cache.py).
 venv: collection-link
-	@wanted=$$(sha256sum requirements.txt | cut -d' ' -f1); \
-	if [ "$$(cat $(REQUIREMENTS_STAMP) 2>/dev/null)" = "$$wanted" ]; then \
-	  echo "venv: $(VENV) matches requirements.txt"; \
-	else \
-	  echo "venv: creating $(VENV) from requirements.txt"; \
-	  rm -rf $(VENV); \
-	  $(PYTHON) -m venv $(VENV); \
-	  $(VENV_BIN)/pip install --quiet --requirement requirements.txt; \
-	  $(VENV_BIN)/pip check; \
-	  echo "$$wanted" > $(REQUIREMENTS_STAMP); \
-	fi
-	@$(VENV_BIN)/python sandbox/bytecode-cache/add_to_venv.py .cache/bytecode
+	@$(PYTHON) tests/venv_cache.py requirements.txt $(VENV)
 
 collection-link:
 	@mkdir -p $(dir $(COLLECTION_LINK))
@@ -180,8 +169,8 @@ unit: venv containerd-builds
 
 # The older ansible-core releases the collection claims (meta/runtime.yml): `make sanity` and the unit
 # tests again with each one's ansible-test and ansible-playbook, from a venv per release under
-# .cache/releases/<release>/venv made from tests/releases/requirements-<release>.txt (rebuilt when that
-# file changes). 2.19, the release of requirements.txt, is `make sanity` and `make unit` themselves.
+# .cache/releases/<release>/venv made from tests/releases/requirements-<release>.txt (kept in the machine's
+# cache as .venv is). 2.19, the release of requirements.txt, is `make sanity` and `make unit` themselves.
 RELEASES := 2.16 2.17 2.18
 releases: venv containerd-builds
 	$(VENV_BIN)/python tests/releases/run.py $(RELEASES)

@@ -1,5 +1,7 @@
-"""`make venv`: gives the Python running this a .pth that installs the bytecode cache with the cache
-directory given (ascend_sandbox_bytecode_cache.py says why), unless it has that one already.
+"""`make venv`: gives the Python running this (a venv's) the bytecode cache, with the cache directory given:
+a copy of ascend_sandbox_bytecode_cache.py in its site-packages and a .pth that installs it at every start
+(ascend_sandbox_bytecode_cache.py says why). The venv does not depend on the checkout it was made from:
+it may live in the machine's cache and serve several clones. Files already as wanted are left alone.
 
 Usage: python add_to_venv.py CACHE_DIR
 """
@@ -8,18 +10,16 @@ import os
 import sys
 import sysconfig
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+MODULE = "ascend_sandbox_bytecode_cache"
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), MODULE + ".py")
 
 
-def main():
-    cache_dir = os.path.abspath(sys.argv[1])
-    wanted = ("# make venv: sandbox/bytecode-cache/ascend_sandbox_bytecode_cache.py says why.\n%s\n"
-              "import ascend_sandbox_bytecode_cache; ascend_sandbox_bytecode_cache.install(%r)\n" % (HERE, cache_dir))
-    path = os.path.join(sysconfig.get_paths()["purelib"], "ascend_sandbox_bytecode_cache.pth")
+def _put(path, wanted):
+    """Writes ``wanted`` to ``path`` unless it holds it already; True when it wrote."""
     try:
         with open(path) as stream:
             if stream.read() == wanted:
-                return 0
+                return False
     except FileNotFoundError:
         pass
     # Beside other makes' Pythons starting from this venv: they read the old file or the new one.
@@ -27,7 +27,20 @@ def main():
     with open(temporary, "w") as stream:
         stream.write(wanted)
     os.replace(temporary, path)
-    print("venv: %s installs the bytecode cache of %s" % (path, cache_dir))
+    return True
+
+
+def main():
+    cache_dir = os.path.abspath(sys.argv[1])
+    site_packages = sysconfig.get_paths()["purelib"]
+    with open(SOURCE) as stream:
+        module = stream.read()
+    # The module first: a .pth naming a module not there yet would fail every Python starting meanwhile.
+    wrote = _put(os.path.join(site_packages, MODULE + ".py"), module)
+    wrote = _put(os.path.join(site_packages, MODULE + ".pth"),
+                 "# make venv: %s.py says why.\nimport %s; %s.install(%r)\n" % (MODULE, MODULE, MODULE, cache_dir)) or wrote
+    if wrote:
+        print("venv: %s installs the bytecode cache of %s" % (site_packages, cache_dir))
     return 0
 
 

@@ -12,8 +12,9 @@ Used in two places, never on a real server and unknown to every role:
 - the sandbox nodes: sandbox/fleet.py puts this module and ascend_sandbox_bytecode_cache.pth
   (which installs it at every start of the node's Python; root's directory, so the modules that
   run with become use it) into each node's dist-packages before its first boot;
-- the test controller: `make venv` gives .venv a .pth that installs it with .cache/bytecode, for the
-  tasks that run on the controller (kubernetes.core's modules above all).
+- the test controller's venvs (`make venv`, `make releases`): add_to_venv.py copies it into the venv
+  with a .pth that installs it with a directory of the machine's cache, for the tasks that run on the
+  controller (kubernetes.core's modules above all).
 
 The directory is used only while it belongs to the process's own user and no one else can write
 to it: a cache another user could write into would let that user's code run in the process.

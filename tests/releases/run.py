@@ -1,24 +1,23 @@
 """`make releases`: ansible-test sanity and the unit tests on each older ansible-core release the collection claims.
 
 For each release named (2.16, 2.17, 2.18), a venv at .cache/releases/<release>/venv made from
-tests/releases/requirements-<release>.txt (rebuilt from scratch when that file's sha256 differs from
-the one the venv was made from, as `make venv` does), then `make sanity` with that venv's ansible-test
+tests/releases/requirements-<release>.txt (a link to the machine's cache, made once per content of
+that file, as `make venv` does: tests/venv_cache.py), then `make sanity` with that venv's ansible-test
 on a copy of its own, then `pytest tests/unit` with that venv's Python (ansible-playbook beside it runs
 the tests' playbooks). The releases run one after the other: the checks around them keep the cores busy.
 A failure of one release does not stop the others; the exit status is 1 when any failed.
 """
 
 import argparse
-import fcntl
-import hashlib
 import resource
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+import venv_cache  # noqa: E402 pylint: disable=wrong-import-position
 CACHE = REPO_ROOT / ".cache" / "releases"
 BROWSER_TEST = "tests/unit/plugins/test_fleet_report_in_browser.py"
 
@@ -28,35 +27,10 @@ def requirements_of(release):
 
 
 def ensure_venv(release):
-    """Make or keep the release's venv; a lock file beside it makes a second caller wait for the first."""
-    (CACHE / release).mkdir(parents=True, exist_ok=True)
-    with open(CACHE / release / "venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        venv = _ensure_venv(release)
-        # As `make venv` does for .venv: the tasks the unit tests' playbooks run on the controller
-        # keep the bytecode of Ansible's zipped modules (sandbox/bytecode-cache/).
-        subprocess.run([str(venv / "bin" / "python"), str(REPO_ROOT / "sandbox" / "bytecode-cache" / "add_to_venv.py"),
-                        str(REPO_ROOT / ".cache" / "bytecode")], check=True)
-        return venv
-
-
-def _ensure_venv(release):
-    requirements = requirements_of(release)
-    venv = CACHE / release / "venv"
-    stamp = venv / ".requirements.sha256"
-    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text().strip() == wanted:
-        print("releases: %s matches %s" % (venv.relative_to(REPO_ROOT), requirements.relative_to(REPO_ROOT)), flush=True)
-        return venv
-    print("releases: creating %s from %s" % (venv.relative_to(REPO_ROOT), requirements.relative_to(REPO_ROOT)), flush=True)
-    started = time.monotonic()
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--requirement", str(requirements)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "check"], check=True)
-    stamp.write_text(wanted + "\n")
-    print("releases: made %s in %.0f s" % (venv.relative_to(REPO_ROOT), time.monotonic() - started), flush=True)
-    return venv
+    """The release's venv, made or kept in the machine's cache (tests/venv_cache.py) and linked at
+    .cache/releases/<release>/venv; a second caller waits for the first."""
+    return venv_cache.ensure(requirements_of(release), CACHE / release / "venv",
+                             say=lambda line: print("releases: " + line, flush=True))
 
 
 def step(release, name, argv):
