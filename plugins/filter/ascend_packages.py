@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.ascend_packages_plan``, ``_judgement``, ``_staged``, ``_bundle``, ``_refusal``,
+"""Filters ``npu.ascend.ascend_packages_plan``, ``_resolution``, ``_judgement``, ``_staged``, ``_bundle``, ``_refusal``,
 ``_file_name_refusal`` and ``_download_failure``.
 
 The packages role's decisions (plugins/plugin_utils/package_resolution.py); the judgement looks at
@@ -26,6 +26,17 @@ def ascend_packages_plan(components, chip=None, arch=None):
         return plan_packages(components, chip, arch)
     except (ValueError, KeyError) as error:
         raise AnsibleFilterError('ascend_packages_plan: %s' % error)
+
+
+def ascend_packages_resolution(components, options=None):
+    """The packages a node needs and whether they may come from their source (plugin_utils/packages_state)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.packages_state import packages_resolution
+    if options is not None and not isinstance(options, dict):
+        raise AnsibleFilterError('ascend_packages_resolution: options must be a dict, got %s' % type(options).__name__)
+    try:
+        return packages_resolution(components, options or {})
+    except (TypeError, ValueError, KeyError) as error:
+        raise AnsibleFilterError('ascend_packages_resolution: %s' % error)
 
 
 def _directory_state(path):
@@ -97,6 +108,7 @@ class FilterModule(object):
         return {
             'ascend_packages_bundle': ascend_packages_bundle,
             'ascend_packages_plan': ascend_packages_plan,
+            'ascend_packages_resolution': ascend_packages_resolution,
             'ascend_packages_judgement': ascend_packages_judgement,
             'ascend_packages_staged': ascend_packages_staged,
             'ascend_packages_refusal': ascend_packages_refusal,

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``npu.ascend.hccn_roce_model``, ``hccn_fleet_plan``, ``hccn_gate_problems`` and
-``hccn_fabric_marker``; documentation in their .yml files."""
+"""Filters ``npu.ascend.hccn_state``, ``hccn_node_plan``, ``hccn_roce_model``, ``hccn_fleet_plan``,
+``hccn_gate_problems`` and ``hccn_fabric_marker``; documentation in their .yml files."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,6 +16,29 @@ def _plan_module():
     # worker process at the first use of any of them (docs/development.md).
     from ansible_collections.npu.ascend.plugins.plugin_utils import hccn_plan
     return hccn_plan
+
+
+def hccn_state(probe, own_read=None, options=None):
+    """What the hccn role decides about a node before the fleet plan (plugin_utils/hccn_state.hccn_state)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.hccn_state import hccn_state as decide
+    if options is not None and not isinstance(options, dict):
+        raise AnsibleFilterError('hccn_state: options must be a dict, got %s' % type(options).__name__)
+    try:
+        return decide(probe, own_read, options or {})
+    except (TypeError, ValueError) as error:
+        raise AnsibleFilterError('hccn_state: %s' % error)
+
+
+def hccn_node_plan(fleet, host, play_hosts):
+    """The node's share of the fleet plan (plugin_utils/hccn_state.hccn_node_plan)."""
+    from ansible_collections.npu.ascend.plugins.plugin_utils.hccn_state import hccn_node_plan as share
+    if not isinstance(fleet, dict) or not isinstance(play_hosts, list):
+        raise AnsibleFilterError('hccn_node_plan expects the fleet plan (hccn_fleet_plan), a host name and the list '
+                                 'of hosts in the run')
+    try:
+        return share(fleet, host, play_hosts)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise AnsibleFilterError('hccn_node_plan: %s' % error)
 
 
 def hccn_roce_model(chips):
@@ -77,6 +100,8 @@ class FilterModule(object):
 
     def filters(self):
         return {
+            'hccn_state': hccn_state,
+            'hccn_node_plan': hccn_node_plan,
             'hccn_roce_model': hccn_roce_model,
             'hccn_fleet_plan': hccn_fleet_plan,
             'hccn_gate_problems': hccn_gate_problems,

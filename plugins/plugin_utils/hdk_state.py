@@ -12,6 +12,7 @@ __metaclass__ = type
 
 from collections.abc import Mapping
 
+from ansible_collections.npu.ascend.plugins.module_utils.packages.ascend_version import version_mismatches
 from ansible_collections.npu.ascend.plugins.plugin_utils import planner
 from ansible_collections.npu.ascend.plugins.plugin_utils.hdk_checks import health_problem
 from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
@@ -74,6 +75,21 @@ def health(probe):
             'error': probe.get('npu_smi_error') or (None if npu_smi else NO_NPU_SMI)}
 
 
+def version_problem(probe, wanted, host, install_path):
+    """The message for a node whose firmware or driver is not at the wanted version after the installers ran
+    ('' when both are, or neither is wanted)."""
+    wanted = dict((component, _mapping(wanted).get(component)) for component in ('firmware', 'driver'))
+    installed = _mapping(_mapping(probe).get('installed'))
+    if not version_mismatches(installed, wanted):
+        return ''
+    found = dict((component, _mapping(installed.get(component)).get('version') or 'none')
+                 for component in ('firmware', 'driver'))
+    return ('%s: after the installers the node reports driver %s and firmware %s, wanted %s and %s. Fix: read '
+            '/var/log/ascend_seclog/ascend_install.log on the node, uninstall the half-installed component with '
+            '%s/<driver|firmware>/script/uninstall.sh, reboot and run again.'
+            % (host, found['driver'], found['firmware'], wanted['driver'], wanted['firmware'], install_path))
+
+
 def hdk_state(probe, wanted, options):
     """Everything the hdk role decides about a node.
 
@@ -89,7 +105,8 @@ def hdk_state(probe, wanted, options):
     ``install_due``, ``probe_current`` (the probe read this install path and npu-smi),
     ``next_kernel``, ``next_kernel_build_due``, ``converged`` (nothing to do but the health check),
     ``health_due``, ``health`` (``chips``, ``error``), ``health_problem`` ('' when every chip is
-    healthy), ``build_packages`` and ``kernel_package`` (per package manager) and
+    healthy), ``version_problem`` (after the installers: the firmware or driver the probe finds at another
+    version than wanted, '' when none), ``build_packages`` and ``kernel_package`` (per package manager) and
     ``versionlock_packages``. TypeError or ValueError names a wrong input."""
     if probe is not None and not isinstance(probe, Mapping):
         raise TypeError('the probe must be what npu.ascend.ascend_facts returned (a dict), got %s'
@@ -121,6 +138,7 @@ def hdk_state(probe, wanted, options):
         'health_due': bool(_mapping(probe.get('installed')).get('driver')) and not bool(probe.get('reboot_pending')),
         'health': chips_health,
         'health_problem': health_problem(chips_health, host),
+        'version_problem': version_problem(probe, wanted, host, options.get('install_path')),
         'build_packages': build_packages(running, upcoming),
         'kernel_package': kernel_package(running, options.get('architecture')),
         'versionlock_packages': dict((name, list(packages)) for name, packages in VERSIONLOCK_PACKAGES.items()),

@@ -143,6 +143,19 @@ def test_npu_smi_errors_and_an_empty_list_are_health_problems():
     assert hdk_state(probe(npu_smi=None), WANTED, OPTIONS)['health_problem'] == 'npu-01: ' + NO_NPU_SMI
 
 
+def test_after_the_installers_a_version_other_than_wanted_is_the_problem_with_the_fix():
+    assert hdk_state(probe(), WANTED, OPTIONS)['version_problem'] == ''
+    # Huawei's order: 25.0.RC1.1 is the same driver as 25.0.rc1.1.
+    assert hdk_state(probe(driver='25.0.RC1.1'), WANTED, OPTIONS)['version_problem'] == ''
+    problem = hdk_state(probe(driver='24.1.0', firmware=None), WANTED, OPTIONS)['version_problem']
+    assert problem == ('npu-01: after the installers the node reports driver 24.1.0 and firmware none, wanted %s and '
+                       '%s. Fix: read /var/log/ascend_seclog/ascend_install.log on the node, uninstall the '
+                       'half-installed component with %s/<driver|firmware>/script/uninstall.sh, reboot and run again.'
+                       % (DRIVER, FIRMWARE, PATH))
+    # A component nobody asked for is not checked.
+    assert hdk_state(probe(firmware=None), {'driver': DRIVER}, OPTIONS)['version_problem'] == ''
+
+
 def test_the_filter_refuses_wrong_inputs_with_a_message():
     assert FilterModule().filters()['hdk_state'] is hdk_state_filter
     with pytest.raises(AnsibleFilterError, match='options must be a dict'):

@@ -23,7 +23,8 @@ STACK = [{'component': 'driver', 'version': '25.0.rc1.1'}, {'component': 'firmwa
 def test_registered_names():
     assert sorted(FilterModule().filters()) == [
         'ascend_packages_bundle', 'ascend_packages_download_failure', 'ascend_packages_file_name_refusal',
-        'ascend_packages_judgement', 'ascend_packages_plan', 'ascend_packages_refusal', 'ascend_packages_staged']
+        'ascend_packages_judgement', 'ascend_packages_plan', 'ascend_packages_refusal', 'ascend_packages_resolution',
+        'ascend_packages_staged']
 
 
 def test_the_plan_names_each_package_and_its_other_architecture_twin():

@@ -10,8 +10,8 @@ from ansible_collections.npu.ascend.plugins.module_utils.hardware import fabric_
 
 
 def test_registered_under_their_names():
-    assert set(FilterModule().filters()) == {'hccn_roce_model', 'hccn_fleet_plan', 'hccn_gate_problems',
-                                             'hccn_fabric_marker'}
+    assert set(FilterModule().filters()) == {'hccn_state', 'hccn_node_plan', 'hccn_roce_model', 'hccn_fleet_plan',
+                                             'hccn_gate_problems', 'hccn_fabric_marker'}
 
 
 def test_bad_input_is_a_filter_error():
