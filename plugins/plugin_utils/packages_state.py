@@ -2,10 +2,11 @@
 # Copyright: contributors to the npu.ascend collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller side of the packages role, before anything is fetched: which package files a node needs
-(``package_resolution.plan_packages``) and whether they may come from the source the inventory names (one
-source, a known chip for the chip packages, plain file names, a mirror that can be trusted:
-``package_trust.mirror_trust``). The role's ``tasks/resolve.yml`` reads the fields and acts; the checksums and
-the judgement of each package follow there. Pure functions, no Ansible imports."""
+(``package_resolution.plan_packages``) and whether they may come from the source the inventory names. That
+needs one source, a known chip for the chip packages, plain file names (a name is joined to the staging
+directory and run as root) and, for a mirror, one that can be trusted (``package_trust.mirror_trust``). The
+role's ``tasks/resolve.yml`` reads the fields and acts; the checksums and the judgement of each package follow
+there. Pure functions, no Ansible imports."""
 
 from __future__ import absolute_import, division, print_function
 
