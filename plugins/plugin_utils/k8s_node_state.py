@@ -19,7 +19,7 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import (
-    DEFAULT_DOMAIN, label_keys, label_sources, node_labels, resource_name)
+    label_sources, node_labels, resource_name)
 from ansible_collections.npu.ascend.plugins.plugin_utils.plain_data import mapping as _mapping
 from ansible_collections.npu.ascend.plugins.plugin_utils.vnpu_plan import offered_labels
 
@@ -30,6 +30,8 @@ ALIBABA_RESOURCE = 'aliyun.com/npu'
 HUAWEI_LABELS = ('accelerator', 'host-arch', 'accelerator-type', 'server-usage', 'workerselector', 'nodeDEnable',
                  'huawei.com/topotree.superpodid')
 EXTRA_LABELS_SOURCE = 'k8s_node_extra_labels'
+# The label keys the state reads (module_utils/k8s/npu_labels.label_keys spells them).
+_KEYS_READ = ('domain', 'validated', 'driver', 'unvalidated_taint')
 
 
 def node_refusal(probe, npu_smi_error, host):
@@ -47,19 +49,9 @@ def node_refusal(probe, npu_smi_error, host):
     return ''
 
 
-def _keys(domain):
-    if domain is not None and not isinstance(domain, str):
-        raise TypeError('the label domain must be a string (npu_ascend_label_domain), got %s' % type(domain).__name__)
-    try:
-        return label_keys(domain)
-    except ValueError as exc:
-        raise ValueError('npu_ascend_label_domain: %s. Fix: set npu_ascend_label_domain to a DNS subdomain you own, '
-                         'or leave it unset for the default' % exc)
-
-
 def _huawei_labels(probe, npu_smi, keys, options):
     """``{labels, notes, resource_name, sources}`` of a huawei node (the npu_labels filter's answer)."""
-    domain = keys['domain'] or DEFAULT_DOMAIN
+    domain = keys['domain']
     labels, notes = node_labels(
         probe, boards=npu_smi.get('boards') or [], chips=npu_smi.get('chips') or [], domain=domain,
         accelerator_type_override=options.get('accelerator_type') or '',
@@ -79,11 +71,12 @@ def k8s_node_state(probe, options):
 
     ``probe``: the host's ``ansible_facts.ascend`` (not read for the alibaba profile; None there). ``options``:
     ``host`` (the inventory name), ``profile`` (huawei or alibaba), ``node_name`` (the Node's name, the host's by
-    default), ``label_domain`` (None: the default), ``accelerator_type``, ``worker_selector``, ``noded``,
+    default), ``label_keys`` (the collection's label and taint keys under the one label domain, as
+    ``k8s_label_keys`` gives them), ``accelerator_type``, ``worker_selector``, ``noded``,
     ``runtime_handler`` ('' when the role creates no RuntimeClass), ``extra_labels``, ``taint_until_validated``,
     ``wait_seconds``, ``kubeconfig`` and ``context``.
 
-    Returns ``keys`` (the collection's label and taint keys, ``k8s_label_keys``), ``name``, ``refusal`` (the
+    Returns ``name``, ``refusal`` (the
     message refusing the host, '' when its Node is labelled), ``labels`` (computed and extra), ``notes`` (why a
     label could not be computed), ``resource_name``, ``label_sources`` and ``wanted`` (the host's entry for
     ``k8s_fleet_nodes``, None when refused). TypeError or ValueError names a wrong input."""
@@ -95,7 +88,10 @@ def k8s_node_state(probe, options):
     extra_labels = options.get('extra_labels') or {}
     if not isinstance(extra_labels, Mapping):
         raise TypeError('k8s_node_extra_labels must be a dict of label to value, got %s' % type(extra_labels).__name__)
-    keys = _keys(options.get('label_domain'))
+    keys = options.get('label_keys')
+    if not isinstance(keys, Mapping) or not all(keys.get(key) for key in _KEYS_READ):
+        raise TypeError('label_keys must be what npu.ascend.k8s_label_keys returns (%s), got %r'
+                        % (', '.join(_KEYS_READ), keys))
     refusal, computed = '', {'labels': {}, 'notes': [], 'resource_name': ALIBABA_RESOURCE, 'sources': {}}
     if profile == 'huawei':
         if probe is not None and not isinstance(probe, Mapping):
@@ -112,7 +108,6 @@ def k8s_node_state(probe, options):
     label_sources_ = dict(computed['sources'], **dict((key, EXTRA_LABELS_SOURCE) for key in extra_labels))
     name = options.get('node_name') or host
     return {
-        'keys': keys,
         'name': name,
         'refusal': refusal,
         'labels': labels,

@@ -26,7 +26,7 @@ def _source_refusal(host, source_dir, mirror_url):
         return ''
     return ("%s: set exactly one of packages_source_dir (a directory on the controller) or packages_mirror_url (an "
             "HTTP(S) mirror); now packages_source_dir='%s' and packages_mirror_url='%s'."
-            % (host, source_dir, package_trust.mirror_trust(mirror_url, [])['display_url']))
+            % (host, source_dir, package_trust.redact_url(mirror_url) if isinstance(mirror_url, str) else '<not a string>'))
 
 
 def _chip_refusal(host, components, chip):

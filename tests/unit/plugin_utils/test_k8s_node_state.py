@@ -6,10 +6,11 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.npu.ascend.plugins.filter.k8s_node_state import FilterModule
+from ansible_collections.npu.ascend.plugins.module_utils.k8s.npu_labels import label_keys
 from ansible_collections.npu.ascend.plugins.plugin_utils.k8s_node_state import (
     k8s_node_outcome, k8s_node_state, labels_to_remove, node_refusal)
 
-OPTIONS = {'host': 'a2-01', 'profile': 'huawei', 'node_name': None, 'label_domain': None, 'accelerator_type': '',
+OPTIONS = {'host': 'a2-01', 'profile': 'huawei', 'node_name': None, 'label_keys': label_keys(None), 'accelerator_type': '',
            'worker_selector': True, 'noded': False, 'runtime_handler': 'ascend', 'extra_labels': {},
            'taint_until_validated': True, 'wait_seconds': 60, 'kubeconfig': None, 'context': None}
 
@@ -63,10 +64,11 @@ def test_a_labelled_host_wants_its_labels_the_taint_and_the_validated_label_of_i
 
 
 def test_the_node_name_label_domain_and_options_are_the_inventorys():
-    state = k8s_node_state(probe(), options(node_name='node-7.example', label_domain='npu.example.com',
+    state = k8s_node_state(probe(), options(node_name='node-7.example', label_keys=label_keys('npu.example.com'),
                                             runtime_handler='', taint_until_validated=False, wait_seconds='5'))
     assert state['name'] == state['wanted']['name'] == 'node-7.example'
-    assert state['keys']['validated'] == 'npu.example.com/validated' == state['wanted']['validated_label']
+    assert state['wanted']['validated_label'] == 'npu.example.com/validated'
+    assert state['wanted']['taint'] == 'npu.example.com/unvalidated=true:NoSchedule'
     assert 'npu.example.com/chip-family' in state['labels']
     assert not any(key.startswith('npu.ascend/') for key in state['labels'])
     # No RuntimeClass: the handler label is removed (None).
@@ -109,13 +111,13 @@ def test_the_vnpus_the_chips_hold_are_labels():
 
 
 @pytest.mark.parametrize('wrong,error', [
-    ({'profile': 'nvidia'}, ValueError), ({'label_domain': 'Not A Domain'}, ValueError), ({'label_domain': 7}, TypeError),
+    ({'profile': 'nvidia'}, ValueError), ({'label_keys': None}, TypeError), ({'label_keys': {'domain': 'x'}}, TypeError),
     ({'extra_labels': ['a=b']}, TypeError)])
 def test_wrong_options_are_named(wrong, error):
     with pytest.raises(error) as raised:
         k8s_node_state(probe(), options(**wrong))
-    if 'label_domain' in wrong and error is ValueError:
-        assert 'Fix: set npu_ascend_label_domain to a DNS subdomain you own' in str(raised.value)
+    if 'label_keys' in wrong:
+        assert 'npu.ascend.k8s_label_keys' in str(raised.value)
 
 
 def test_the_outcome_is_the_hosts_own_result_or_its_refusal_or_a_failure_naming_it():
